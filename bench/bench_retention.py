@@ -1,0 +1,138 @@
+"""Retention: how many of a conversation's identifiers survive compaction.
+
+Run: ``uv run python bench/bench_retention.py [--limit N]``.
+
+For each strategy, with the extractive summarizer (no model), at budgets of 50 % and 20 % of each conversation's
+original tokens, over the shared corpora: the share of the original's identifiers (file paths, URLs, numbers
+with at least 3 digits or a unit, ids such as ``ORD-7731`` or ``toolu_...``, CamelCase and snake_case names)
+still present anywhere in the output text. The identifier finder here is deliberately independent of the
+extractive summarizer's own, so the figure is not self-fulfilling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import time
+from collections.abc import Iterable
+
+from chainsum.formats import load
+from chainsum.messages import Message, Text, ToolCall, ToolResult
+from chainsum.strategies import compact
+from chainsum.summarize import ExtractiveSummarizer
+from chainsum.testing import iter_documents
+from chainsum.tokens import get_counter
+
+STRATEGIES = ("mask", "ratio", "sections", "safe-split", "auto")
+_IDENT = re.compile(
+    r"(?:[\w.-]+/)+[\w.-]+"  # paths
+    r"|https?://[^\s\"'<>]+"  # URLs
+    r"|\b[A-Z]{2,}[-_][A-Z0-9-]{2,}\b"  # ORD-7731, HTTP_404
+    r"|\b\d+(?:\.\d+)?\s?(?:ms|s|KB|MB|GB|%|USD|\$)"  # numbers with units
+    r"|\b\d{3,}\b"  # long numbers
+    r"|\b[a-z]+_[a-z0-9_]+\b"  # snake_case
+    r"|\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b"  # CamelCase
+)
+
+
+def texts(messages: Iterable[Message]) -> str:
+    out: list[str] = []
+    for m in messages:
+        for p in m.parts:
+            if isinstance(p, Text):
+                out.append(p.text)
+            elif isinstance(p, ToolCall):
+                out.append(f"{p.name} {p.arguments}")
+            elif isinstance(p, ToolResult):
+                out.append(p.text)
+    return "\n".join(out)
+
+
+def identifiers(text: str) -> set[str]:
+    return {m.group(0) for m in _IDENT.finditer(text)}
+
+
+def strategy(name: str) -> object:
+    from chainsum import strategies as s
+
+    return {
+        "auto": s.AutoStrategy,
+        "sections": s.SectionsStrategy,
+        "safe-split": s.SafeSplitStrategy,
+        "ratio": s.RatioStrategy,
+        "mask": s.MaskStrategy,
+    }[name]()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--limit", type=int, default=0, help="use only the first N conversations of each corpus")
+    args = parser.parse_args()
+    counter = get_counter("heuristic")
+    summarizer = ExtractiveSummarizer()
+    docs = list(iter_documents(include_subagents=False))
+    if args.limit:
+        seen: dict[str, int] = {}
+        keep = []
+        for d in docs:
+            corpus = d.label.split("/")[0]
+            if seen.get(corpus, 0) < args.limit:
+                keep.append(d)
+                seen[corpus] = seen.get(corpus, 0) + 1
+        docs = keep
+    convs = [(d.label.split("/")[0], load(d.data, d.format).messages) for d in docs]
+    corpora = sorted({c for c, _ in convs})
+    floors = []
+    for _, messages in convs:
+        last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), len(messages))
+        fixed = [m for m in messages[:last] if m.role == "system"] + list(messages[last:])
+        floors.append(counter.count_messages(fixed) / max(1, counter.count_messages(messages)))
+    print(f"{len(convs)} conversations; identifiers retained (mean over conversations), tokens after/before,")
+    print("share of conversations that fit the budget, share valid for OpenAI, seconds.")
+    print(
+        f"Floor (system messages + current turn, never compacted): mean {statistics.mean(floors):.0%} of the tokens;"
+        f" {sum(f > 0.2 for f in floors) / len(floors):.0%} of conversations cannot fit 20 %,"
+        f" {sum(f > 0.5 for f in floors) / len(floors):.0%} cannot fit 50 %."
+    )
+    head = " ".join(f"{c[:11]:>11}" for c in corpora)
+    print(f"{'strategy':12} {'budget':>6} {'retained':>9} {head} {'tokens':>7} {'fits':>6} {'valid':>6} {'s':>6}")
+    for name in STRATEGIES:
+        for share in (0.5, 0.2):
+            kept: list[float] = []
+            by_corpus: dict[str, list[float]] = {c: [] for c in corpora}
+            ratios: list[float] = []
+            fits = valid = 0
+            start = time.perf_counter()
+            for corpus, messages in convs:
+                before = counter.count_messages(messages)
+                budget = max(1, int(before * share))
+                original = identifiers(texts(messages))
+                result = asyncio.run(
+                    compact(
+                        messages,
+                        strategy(name),
+                        summarizer=summarizer,
+                        counter=counter,
+                        budget=budget,
+                        provider="openai",
+                    )
+                )
+                out = texts(result.messages)
+                if original:
+                    kept.append(sum(1 for i in original if i in out) / len(original))
+                    by_corpus[corpus].append(kept[-1])
+                ratios.append(result.tokens_after / max(1, before))
+                fits += result.tokens_after <= budget
+                valid += bool(result.valid)
+            seconds = time.perf_counter() - start
+            cols = " ".join(f"{statistics.mean(v) if v else 0:11.1%}" for v in by_corpus.values())
+            print(
+                f"{name:12} {share:6.0%} {statistics.mean(kept):9.1%} {cols} {statistics.mean(ratios):7.2f} "
+                f"{fits / len(convs):6.0%} {valid / len(convs):6.0%} {seconds:6.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,5 @@
+"""``python -m chainsum``."""
+
+from .cli import main
+
+main()

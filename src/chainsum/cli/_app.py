@@ -1,0 +1,174 @@
+"""The commands. Each parses its options, calls the layers, renders: no logic of its own beyond that."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..chain import Chain
+from ..formats import DUMPABLE, FORMATS, Conversation, Dropped, dump
+from ..messages import Message
+from ..rules import PROVIDERS, repair, validate
+from ._compact import compact_cmd
+from ._io import EXIT_PROBLEMS, console, fail, read_conversation, user_errors, write_json
+from ._render import chain_dict, chain_tree
+from ._replay import expand_cmd, replay_cmd, search_cmd
+
+app = typer.Typer(
+    name="chainsum",
+    help="Keep LLM conversations inside their context window: inspect, validate, repair and convert chat histories.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+FileArg = Annotated[str, typer.Argument(help="Conversation file in any supported format; - reads standard input.")]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", "-f", help=f"Input format (detected when omitted): {', '.join(FORMATS)}.")
+]
+OutOpt = Annotated[str | None, typer.Option("--output", "-o", help="Write here instead of standard output.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on standard output.")]
+
+
+def _provider(value: str) -> str:
+    if value not in PROVIDERS:
+        fail(f"unknown provider {value!r}; choose one of {', '.join(PROVIDERS)}")
+    return value
+
+
+def _format(value: str | None) -> str | None:
+    if value is not None and value not in FORMATS:
+        fail(f"unknown format {value!r}; choose one of {', '.join(FORMATS)}")
+    return value
+
+
+def _writable(conv: Conversation, wanted: str | None) -> str:
+    target = wanted or conv.format
+    if target not in DUMPABLE:
+        return "anthropic" if conv.format == "claude-code" else "chainsum"
+    return target
+
+
+def _report_dropped(dropped: list[Dropped]) -> None:
+    for d in dropped:
+        console(stderr=True).print(f"[yellow]dropped[/] {d}")
+
+
+@app.command()
+def inspect(file: FileArg, format: FormatOpt = None, json: JsonOpt = False) -> None:
+    """Show the chain tree: sections, headers and body pairs with their kinds and sizes in bytes."""
+    with user_errors():
+        conv = read_conversation(file, _format(format))
+        chain = Chain.build(conv.messages, repair=True)
+    if json:
+        write_json({"format": conv.format, **chain_dict(chain)}, None)
+        return
+    console().print(chain_tree(chain, f"{file} ({conv.format})"))
+    for r in chain.repairs:
+        console(stderr=True).print(f"[yellow]note[/] {r}")
+
+
+@app.command("validate")
+def validate_cmd(
+    file: FileArg,
+    provider: Annotated[str, typer.Option("--provider", "-p", help=f"One of {', '.join(PROVIDERS)}.")],
+    format: FormatOpt = None,
+    json: JsonOpt = False,
+) -> None:
+    """Check the conversation against a provider's rules. Exit 0 valid, 1 problems found, 2 unreadable input."""
+    with user_errors():
+        conv = read_conversation(file, _format(format))
+        problems = validate(conv.messages, _provider(provider))
+    if json:
+        write_json(
+            {
+                "valid": not problems,
+                "problems": [{"rule": p.rule, "index": p.index, "detail": p.detail} for p in problems],
+            },
+            None,
+        )
+    else:
+        out = console()
+        if not problems:
+            out.print(f"[green]valid[/] for {provider}: {len(conv.messages)} messages")
+        for p in problems:
+            out.print(f"[red]{p.rule}[/] message {p.index}: {p.detail}")
+    if problems:
+        raise typer.Exit(EXIT_PROBLEMS)
+
+
+@app.command("repair")
+def repair_cmd(
+    file: FileArg,
+    provider: Annotated[
+        str | None, typer.Option("--provider", "-p", help="Repair for this provider's rules (else: chain rules only).")
+    ] = None,
+    format: FormatOpt = None,
+    output: OutOpt = None,
+) -> None:
+    """Repair the conversation; print what was repaired (standard error) and the result (in the input's format)."""
+    with user_errors():
+        conv = read_conversation(file, _format(format))
+        messages: tuple[Message, ...]
+        if provider is not None:
+            repaired = repair(conv.messages, _provider(provider))
+            messages = repaired.messages
+            for a in repaired.actions:
+                console(stderr=True).print(f"[yellow]repaired[/] {a}")
+        else:
+            chain = Chain.build(conv.messages, repair=True)
+            messages = tuple(chain.messages())
+            for r in chain.repairs:
+                console(stderr=True).print(f"[yellow]repaired[/] {r}")
+        target = _writable(conv, provider if conv.format not in DUMPABLE else None)
+        dropped: list[Dropped] = []
+        doc = dump(Conversation(messages, conv.format, conv.envelope), to=target, dropped=dropped)
+    _report_dropped(dropped)
+    write_json(doc, output)
+
+
+@app.command()
+def convert(
+    file: FileArg,
+    to: Annotated[str, typer.Option("--to", "-t", help=f"Target format: {', '.join(DUMPABLE)}.")],
+    format: FormatOpt = None,
+    tool_id_template: Annotated[
+        str | None, typer.Option("--tool-id-template", help="Rewrite call ids not matching e.g. 'toolu_{r:24:b}'.")
+    ] = None,
+    clear_reasoning: Annotated[
+        bool, typer.Option("--clear-reasoning", help="Drop provider-signed reasoning (needed across providers).")
+    ] = False,
+    output: OutOpt = None,
+) -> None:
+    """Convert to another format; what the target cannot express is listed on standard error."""
+    if to not in DUMPABLE:
+        fail(f"cannot write format {to!r}; choose one of {', '.join(DUMPABLE)}")
+    with user_errors():
+        conv = read_conversation(file, _format(format))
+        messages: tuple[Message, ...] = conv.messages
+        if tool_id_template is not None or clear_reasoning:
+            chain = Chain.build(messages, repair=True, allow_pending_tail=True)
+            for r in chain.repairs:
+                console(stderr=True).print(f"[yellow]repaired[/] {r}")
+            if tool_id_template is not None:
+                chain = chain.normalize_tool_call_ids(tool_id_template)
+            if clear_reasoning:
+                chain = chain.clear_reasoning()
+            messages = tuple(chain.messages())
+        dropped: list[Dropped] = []
+        doc = dump(Conversation(messages, conv.format, conv.envelope), to=to, dropped=dropped)
+        problems = validate(messages, to) if to in PROVIDERS else []
+    _report_dropped(dropped)
+    if problems:
+        console(stderr=True).print(
+            f"[yellow]warning[/] the result breaks {len(problems)} {to} rule(s), first: message "
+            f"{problems[0].index}: {problems[0].detail}; run `chainsum repair --provider {to}` on it"
+        )
+    write_json(doc, output)
+
+
+app.command("compact")(compact_cmd)
+app.command("replay")(replay_cmd)
+app.command("expand")(expand_cmd)
+app.command("search")(search_cmd)

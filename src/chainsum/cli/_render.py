@@ -1,0 +1,86 @@
+"""Rich renderings of chains and problems for humans; dict renderings for ``--json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.tree import Tree
+
+from ..chain import Chain, Section
+from ..messages import Message
+
+__all__ = ["chain_dict", "chain_tree"]
+
+
+def _preview(m: Message | None, width: int = 60) -> str:
+    if m is None:
+        return "-"
+    text = m.text.replace("\n", " ").strip()
+    if not text:
+        calls = m.tool_calls
+        if calls:
+            text = ", ".join(f"{c.name}()" for c in calls)
+        elif m.tool_results:
+            text = m.tool_results[0].text.replace("\n", " ")
+    return text[:width] + ("…" if len(text) > width else "")
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024**2 else f"{n / 1024**2:.1f} MB"
+
+
+def chain_tree(chain: Chain, title: str, *, max_pairs: int = 12) -> Tree:
+    """The tree with kinds and sizes; long bodies show their first and last pairs."""
+    root = Tree(f"[bold]{title}[/] — {len(chain.sections)} sections, {chain.count} messages, {_size(chain.size)}")
+    for i, section in enumerate(chain.sections):
+        node = root.add(f"[cyan]section {i}[/] {_size(section.size)} ({len(section.body)} pairs)")
+        h = section.header
+        node.add(
+            f"header {_size(h.size)}: system={_preview(h.system, 30)!r} human={_preview(h.human)!r}"
+            + (f" (+{len(h.human_tool_messages)} tool results)" if h.human_tool_messages else "")
+        )
+        body = list(enumerate(section.body))
+        if len(body) > max_pairs:
+            half = max_pairs // 2
+            shown = [*body[:half], (-1, None), *body[-half:]]
+        else:
+            shown = body
+        for j, pair in shown:
+            if pair is None:
+                node.add(f"[dim]… {len(body) - max_pairs} more pairs …[/]")
+                continue
+            calls = len(pair.ai.tool_calls)
+            extra = f", {calls} calls" if calls else ""
+            node.add(f"pair {j} [magenta]{pair.kind.value}[/] {_size(pair.size)}{extra}: {_preview(pair.ai)!r}")
+    return root
+
+
+def _section_dict(section: Section) -> dict[str, Any]:
+    h = section.header
+    return {
+        "size": section.size,
+        "header": {
+            "size": h.size,
+            "system": h.system is not None,
+            "human": h.human is not None,
+            "human_tool_messages": len(h.human_tool_messages),
+        },
+        "body": [
+            {
+                "kind": p.kind.value,
+                "size": p.size,
+                "tool_calls": len(p.ai.tool_calls),
+                "tool_messages": len(p.tool_messages),
+            }
+            for p in section.body
+        ],
+    }
+
+
+def chain_dict(chain: Chain) -> dict[str, Any]:
+    return {
+        "size": chain.size,
+        "messages": chain.count,
+        "sections": [_section_dict(s) for s in chain.sections],
+        "repairs": [{"rule": r.rule, "index": r.index, "detail": r.detail} for r in chain.repairs],
+    }

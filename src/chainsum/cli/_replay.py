@@ -1,0 +1,273 @@
+"""``chainsum replay`` (feed a recorded conversation to the context manager request by request), and
+``chainsum expand`` / ``chainsum search`` over the archive a replay kept with ``--db``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..messages import Message, Text, ToolCall, ToolResult, message_to_dict
+from ..rules import PROVIDERS, repair, validate
+from ._io import console, fail, read_conversation, user_errors, write_json
+
+if TYPE_CHECKING:
+    from ..store import SQLiteStore
+
+__all__ = ["expand_cmd", "replay_cmd", "search_cmd"]
+
+_STRATEGIES = ("auto", "sections", "safe-split", "ratio", "mask")
+DbOpt = Annotated[str, typer.Option("--db", help="SQLite file written by `chainsum replay --db`.")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on standard output.")]
+
+
+def _open_store(path: str, *, must_exist: bool) -> SQLiteStore:
+    from ..store import SQLiteStore
+
+    if must_exist and not Path(path).is_file():
+        fail(f"{path}: no such database")
+    try:
+        return SQLiteStore(path)
+    except Exception as exc:  # sqlite3.DatabaseError and OSError: a bad path or not a database
+        fail(f"{path}: cannot open database: {exc}")
+
+
+def replay_cmd(
+    file: Annotated[str, typer.Argument(help="Conversation file in any supported format; - reads standard input.")],
+    context_window: Annotated[
+        int | None, typer.Option("--context-window", "-w", help="Window in tokens (else from --model).")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Look the window up by model name.")] = None,
+    strategy: Annotated[str, typer.Option("--strategy", help=f"One of {', '.join(_STRATEGIES)}.")] = "auto",
+    summarizer: Annotated[
+        str,
+        typer.Option(
+            "--summarizer", help="extractive (default, no model) | openai:MODEL | anthropic:MODEL | litellm:MODEL"
+        ),
+    ] = "extractive",
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint for the summarizer.")
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", "-p", help="Rules each request must satisfy (default: the input's, else openai)."),
+    ] = None,
+    format: Annotated[str | None, typer.Option("--format", "-f", help="Input format (detected when omitted).")] = None,
+    session: Annotated[
+        str | None, typer.Option("--session", help="Session name (default: the file name without suffix).")
+    ] = None,
+    db: Annotated[
+        str | None, typer.Option("--db", help="Keep the archive and summary records in this SQLite file.")
+    ] = None,
+    price_input: Annotated[
+        float, typer.Option("--price-input", help="USD per million fresh input tokens (an example default).")
+    ] = 3.00,
+    price_cached: Annotated[
+        float, typer.Option("--price-cached", help="USD per million cached input tokens (an example default).")
+    ] = 0.30,
+    price_summarizer: Annotated[
+        float | None,
+        typer.Option(
+            "--price-summarizer",
+            help="USD per million summarizer input tokens (default: 0 for extractive, else --price-input).",
+        ),
+    ] = None,
+    repair_input: Annotated[
+        bool, typer.Option("--repair", help="Repair the recording for the provider's rules before replaying it.")
+    ] = False,
+    report: Annotated[str | None, typer.Option("--report", help="Write the JSON report here (- for stdout).")] = None,
+    plot: Annotated[str | None, typer.Option("--plot", help="Write the plot here: OUT.png or OUT.html.")] = None,
+) -> None:
+    """Replay the conversation as an agent would, calling the context manager before each assistant message;
+    report the tokens sent, compactions, summarizer calls and the estimated cost with prompt caching."""
+    from ..manager import ContextManager, ManagerConfig, UnknownModelError
+    from ..manager._replay import CountingSummarizer, Prices, replay_sync
+    from ..summarize.llm import make_summarizer
+    from ..tokens import get_counter
+    from ._plot import PLOT_SUFFIXES
+
+    if context_window is not None and context_window <= 0:
+        fail(f"--context-window must be a positive number of tokens, got {context_window}")
+    if context_window is None and model is None:
+        fail("give --context-window N or --model NAME")
+    if strategy not in _STRATEGIES:
+        fail(f"unknown strategy {strategy!r}; choose one of {', '.join(_STRATEGIES)}")
+    if provider is not None and provider not in PROVIDERS:
+        fail(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
+    if plot is not None and Path(plot).suffix.lower() not in (*PLOT_SUFFIXES, ".htm"):
+        fail(f"{plot}: --plot must end in .png or .html")
+    for name, value in (("--price-input", price_input), ("--price-cached", price_cached)):
+        if value < 0:
+            fail(f"{name} must not be negative, got {value}")
+    if price_summarizer is not None and price_summarizer < 0:
+        fail(f"--price-summarizer must not be negative, got {price_summarizer}")
+    with user_errors():
+        conv = read_conversation(file, format)
+        if not conv.messages:
+            fail(f"{file}: the conversation is empty")
+        try:
+            inner = make_summarizer(summarizer, base_url=base_url)
+        except ValueError as exc:
+            fail(str(exc))
+        target = provider or (
+            conv.format if conv.format in PROVIDERS else "anthropic" if conv.format == "claude-code" else "openai"
+        )
+        messages = conv.messages
+        if repair_input:
+            messages = repair(messages, target).messages
+        else:
+            problems = validate(messages, target)
+            if problems:
+                console(stderr=True).print(
+                    f"[yellow]warning[/] the recording itself breaks {len(problems)} {target} rule(s) (first: "
+                    f"{problems[0].rule} at message {problems[0].index}), so requests may be invalid whatever the "
+                    "manager does; --repair repairs it first"
+                )
+        name = session or (Path(file).stem if file != "-" else "stdin")
+        store = _open_store(db, must_exist=False) if db is not None else None
+        if store is not None and store.get_state(name).version > 0:
+            fail(f"{db}: session {name!r} was already replayed there; pass another --session or another --db")
+        counter = get_counter("heuristic")
+        counting = CountingSummarizer(inner, counter)
+        try:
+            manager = ContextManager(
+                ManagerConfig(strategy=strategy),
+                model=model,
+                context_window=context_window,
+                counter=counter,
+                summarizers=[counting],
+                provider=target,
+                session=name,
+                archive=store,
+            )
+        except UnknownModelError as exc:
+            fail(str(exc))
+        is_extractive = summarizer.strip().lower() == "extractive"
+        prices = Prices(
+            input=price_input,
+            cached=price_cached,
+            summarizer_input=price_summarizer
+            if price_summarizer is not None
+            else (0.0 if is_extractive else price_input),
+        )
+        try:
+            with Progress(
+                TextColumn("replaying"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console(stderr=True),
+                transient=True,
+                disable=not console(stderr=True).is_terminal,
+            ) as bar:
+                task = bar.add_task("replay", total=None)
+
+                def progress(done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                result = replay_sync(messages, manager, counting=counting, prices=prices, progress=progress)
+        finally:
+            if store is not None:
+                store.close()
+        if report is not None:
+            write_json(result.to_dict(), report)
+        if plot is not None:
+            from ._plot import write_plot
+
+            try:
+                write_plot(result, plot)
+            except OSError as exc:
+                fail(f"{plot}: cannot write: {exc.strerror or exc}")
+    t = result.totals()
+    console(stderr=True).print(
+        f"{t['requests']} requests, {t['compactions']} compactions ({t['failures']} failed), "
+        f"max context {t['max_context_tokens']} of {result.window} tokens, input {t['input_tokens']} "
+        f"({t['cached_input_tokens']} cached), summarizer {t['summarizer_calls']} calls / "
+        f"{t['summarizer_input_tokens']} tokens, estimated cost ${t['cost_usd']:.4f}, "
+        f"invalid requests {t['invalid']}"
+    )
+    for turn in result.turns:
+        if turn.compacted:
+            console(stderr=True).print(
+                f"  request {turn.request} (message {turn.message_index}): compacted ({turn.reason}) -> "
+                f"{turn.context_tokens} tokens; records {', '.join(turn.record_ids)}"
+            )
+
+
+def expand_cmd(
+    summary_id: Annotated[str, typer.Argument(help="A summary record id (from a replay report or the store).")],
+    db: DbOpt,
+    json: JsonOpt = False,
+) -> None:
+    """Print the original messages a summary replaced, verified against their SHA-256."""
+    store = _open_store(db, must_exist=True)
+    try:
+        with user_errors():
+            originals = store.expand(summary_id)
+    finally:
+        store.close()
+    if json:
+        write_json([message_to_dict(m) for m in originals], None)
+        return
+    out = console()
+    for i, m in enumerate(originals):
+        out.print(f"[bold]--- {i} {m.role}[/]", markup=True)
+        for line in _part_lines(m):
+            out.print(line, markup=False)
+
+
+def _part_lines(message: Message) -> list[str]:
+    """A readable line (or block) per part; what has no text is named by its kind."""
+    lines: list[str] = []
+    for part in message.parts:
+        match part:
+            case Text(text=text):
+                lines.append(text)
+            case ToolCall(name=name, arguments=arguments, id=call_id):
+                lines.append(f"[tool call {name} {call_id}] {arguments}")
+            case ToolResult(call_id=call_id):
+                lines.append(f"[tool result {call_id}{' error' if part.is_error else ''}] {part.text}")
+            case _:
+                lines.append(f"[{part.kind}]")
+    return lines
+
+
+def search_cmd(
+    query: Annotated[str, typer.Argument(help="Words to find in archived messages.")],
+    db: DbOpt,
+    session: Annotated[str | None, typer.Option("--session", help="Only this session.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 20,
+    json: JsonOpt = False,
+) -> None:
+    """Full-text search over the messages a replay archived, best match first."""
+    if limit <= 0:
+        fail(f"--limit must be positive, got {limit}")
+    store = _open_store(db, must_exist=True)
+    try:
+        with user_errors():
+            hits = store.search(session, query, limit)
+    finally:
+        store.close()
+    if json:
+        write_json(
+            [
+                {
+                    "session": h.session,
+                    "message_id": h.message_id,
+                    "position": h.position,
+                    "role": h.role,
+                    "snippet": h.snippet,
+                    "rank": h.rank,
+                }
+                for h in hits
+            ],
+            None,
+        )
+        return
+    out = console()
+    if not hits:
+        console(stderr=True).print("no match")
+    for h in hits:
+        out.print(f"{h.session} #{h.position} {h.role} {h.message_id}: {h.snippet}", markup=False)

@@ -1,0 +1,658 @@
+"""Anthropic Messages: a request ``{"system": ..., "messages": [...], ...}`` or a bare list of messages.
+
+Wire to canonical:
+
+- ``system`` (a string or text blocks) becomes one leading ``system`` message.
+- Blocks: ``text`` → `Text`; ``thinking`` → `Reasoning` (text, signature); ``redacted_thinking`` → `Reasoning` with
+  only ``data``; ``tool_use`` → `ToolCall` (``input`` serialized to compact JSON text, parsed back on dump);
+  ``tool_result`` → `ToolResult`; ``image`` and ``document`` with a base64, url (or, for documents, plain text)
+  source → `Image` / `File` (``title`` is the file name). Everything else (server-tool blocks, MCP blocks,
+  file-id or content sources, blocks of types newer than this module) → `Opaque`, written back verbatim.
+- A user message holding ``tool_result`` blocks is split: each run of results becomes a ``tool`` message, each run
+  of other blocks a ``user`` message, so the chain layer sees the canonical shape every format shares.
+
+Wire keys with no canonical field go to ``extras["anthropic"]["fields"]`` (``cache_control``, ``citations``,
+``caller``, a message's ``id``, ...). Layout hints, also in ``extras["anthropic"]``, make ``dump(load(x)) == x``:
+
+========== ============== =================================================================================
+where      key            meaning
+========== ============== =================================================================================
+message    blocks         a list of one plain text block (one plain text is otherwise written as a string)
+message    continues      a later piece of the previous wire message (a split user turn): rejoined in order
+message    separate       a wire user message that followed another user message: not merged into it
+Reasoning  redacted       came from ``redacted_thinking`` (``data`` holds the payload)
+Reasoning  unsigned       a ``thinking`` block without ``signature``
+ToolResult is_error_false ``is_error: false`` was written out explicitly
+ToolResult no_content     the block had no ``content`` key
+File       text_source    a document with a ``text`` source; ``data`` is its UTF-8 encoding
+Text       json_block     inside a tool result: the JSON of a block that `ToolResult` content cannot hold
+========== ============== =================================================================================
+
+Dumping messages from other formats: consecutive ``user``/``tool`` messages merge into one wire user message,
+tool results first (Anthropic wants the results at the start of the user turn after the calls); a ``system``
+message after the start becomes a ``[system] `` user text block (reported); reasoning without an Anthropic
+signature, reasoning bound to text or calls, other formats' opaque blocks and message names are dropped and
+reported. The output shares nested values (tool inputs, opaque blocks, fields) with the messages: copy it before
+mutating.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import json.encoder as json_encoder
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final, assert_never, cast
+
+from ..errors import FormatError
+from ..messages import File, Image, Message, Opaque, Part, Reasoning, ResultPart, Text, ToolCall, ToolResult
+from ._base import Conversation, Dropped, native, report_foreign, require_list
+
+__all__ = ["NAME", "dump", "load", "read_content", "sniff"]
+
+NAME: Final = "anthropic"
+
+_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+def _make_to_json() -> Callable[[Any], str]:
+    """Compact JSON text of a value, UTF-8 kept as is. Tool inputs are serialized once each at load, which on a
+    tool-heavy history is a good part of the load time: the C encoder is built once here, where
+    `JSONEncoder.encode` would build it again for every call (a quarter of the time on small inputs)."""
+    make = getattr(json_encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - interpreters without the C accelerator
+        return _ENCODER.encode
+    join = "".join
+    try:
+        encoder = make(None, _ENCODER.default, json_encoder.encode_basestring, None, ":", ",", False, False, True)
+        sample: dict[str, Any] = {"a": ["é\n", 1, 2.5, None, True], "b": {}}
+        if join(encoder(sample, 0)) != _ENCODER.encode(sample):  # pragma: no cover - a changed private API
+            return _ENCODER.encode
+    except TypeError:  # pragma: no cover - a changed private API
+        return _ENCODER.encode
+    return lambda value: join(encoder(value, 0))
+
+
+_to_json: Final = _make_to_json()
+
+_B64: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_DISTINCTIVE: Final = frozenset(
+    {"tool_use", "tool_result", "thinking", "redacted_thinking", "document", "server_tool_use", "search_result"}
+)
+_FOREIGN_TYPES: Final = frozenset(
+    {"image_url", "input_audio", "file", "refusal", "input_text", "output_text", "input_image", "input_file"}
+)
+_FOREIGN_KEYS: Final = ("tool_calls", "tool_call_id", "function_call", "name", "parts", "refusal", "audio")
+_IMAGE_MAGIC: Final = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"))
+
+
+# ---------------------------------------------------------------------------------------------- reading
+#
+# Readers raise `FormatError` with a path relative to what they read (".source.data"); each level adds its own
+# prefix only when an error passes through, so the common path builds no path strings at all.
+
+
+def _fail(detail: str, where: str = "") -> FormatError:
+    return FormatError(detail, where=where, format=NAME)
+
+
+def _at(prefix: str, error: FormatError, fmt: str = NAME) -> FormatError:
+    return FormatError(error.detail, where=prefix + error.where, format=fmt)
+
+
+def _type_name(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _not_str(obj: Mapping[str, Any], key: str, prefix: str = "") -> FormatError:
+    if key not in obj:
+        return _fail("missing required string", f"{prefix}.{key}")
+    return _fail(f"expected a string, got {_type_name(obj[key])}", f"{prefix}.{key}")
+
+
+def _fields(block: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in block.items() if k not in known}
+
+
+def _decode_b64(text: str) -> bytes | None:
+    """The bytes of base64 `text`, or None when re-encoding them would not give `text` back (non-zero padding
+    bits, which `binascii` accepts): such a block is kept opaque so that it round-trips."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise _fail("invalid base64 data", ".source.data") from None
+    if text.endswith("=="):
+        return raw if _B64.index(text[-3]) & 0x0F == 0 else None
+    if text.endswith("="):
+        return raw if _B64.index(text[-2]) & 0x03 == 0 else None
+    return raw
+
+
+_TEXT: Final = frozenset({"type", "text"})
+_TOOL_USE: Final = frozenset({"type", "id", "name", "input"})
+_TOOL_RESULT: Final = frozenset({"type", "tool_use_id", "content", "is_error"})
+_THINKING: Final = frozenset({"type", "thinking", "signature"})
+_REDACTED: Final = frozenset({"type", "data"})
+_MEDIA: Final = frozenset({"type", "source"})
+_DOCUMENT: Final = frozenset({"type", "source", "title"})
+
+
+def _media(block: dict[str, Any], *, document: bool) -> Part:
+    """An image or document block: `Image`/`File` when its source maps losslessly, else `Opaque`."""
+    raw = block.get("source")
+    if not isinstance(raw, dict):
+        raise _fail(f"expected an object, got {_type_name(raw)}", ".source")
+    source = cast("dict[str, Any]", raw)
+    kind = source.get("type")
+    title = block.get("title") if document else None
+    if title is not None and not isinstance(title, str):
+        raise _fail(f"expected a string, got {_type_name(title)}", ".title")
+    known, present = (_DOCUMENT, 3) if title is not None else (_MEDIA, 2)
+    ns: dict[str, Any] = {"fields": _fields(block, known)} if len(block) > present else {}
+    if kind in ("base64", "text") and len(source) == 3 and (kind == "base64" or document):
+        media_type, data = source.get("media_type"), source.get("data")
+        if not isinstance(media_type, str):
+            raise _not_str(source, "media_type", ".source")
+        if not isinstance(data, str):
+            raise _not_str(source, "data", ".source")
+        if kind == "text":
+            ns["text_source"] = True
+            return File(
+                data=data.encode("utf-8", "surrogatepass"), media_type=media_type, name=title, extras={NAME: ns}
+            )
+        decoded = _decode_b64(data)
+        if decoded is not None:
+            extras = {NAME: ns} if ns else {}
+            if document:
+                return File(data=decoded, media_type=media_type, name=title, extras=extras)
+            return Image(data=decoded, media_type=media_type, extras=extras)
+    elif kind == "url" and len(source) == 2:
+        url = source.get("url")
+        if not isinstance(url, str):
+            raise _not_str(source, "url", ".source")
+        if not url.startswith("data:"):  # dump turns data URLs into base64 sources; keep this one as it was
+            extras = {NAME: ns} if ns else {}
+            return File(url=url, name=title, extras=extras) if document else Image(url=url, extras=extras)
+    return Opaque(format=NAME, data=block)
+
+
+def _result_item(item: Any) -> ResultPart:
+    part = _block(item)
+    if isinstance(part, Text | Image | File):
+        return part
+    # a search_result, a file-id image, ...: ToolResult content has no slot for it, so it travels as its JSON text
+    return Text(text=_to_json(item), extras={NAME: {"json_block": True}})
+
+
+def _tool_result(block: dict[str, Any]) -> ToolResult:
+    call_id = block.get("tool_use_id")
+    if not isinstance(call_id, str):
+        raise _not_str(block, "tool_use_id")
+    ns: dict[str, Any] = {}
+    content: Any = block.get("content", "")
+    if not isinstance(content, str):
+        if not isinstance(content, list):
+            raise _fail(f"expected a string or a list of blocks, got {_type_name(content)}", ".content")
+        items = cast("list[Any]", content)
+        try:
+            content = tuple([_result_item(item) for item in items])
+        except FormatError:
+            for k, item in enumerate(items):
+                try:
+                    _result_item(item)
+                except FormatError as e:
+                    raise _at(f".content[{k}]", e) from None
+            raise  # pragma: no cover - the loop re-raises
+    elif "content" not in block:
+        ns["no_content"] = True
+    is_error = block.get("is_error", False)
+    if is_error is False:
+        if "is_error" in block:
+            ns["is_error_false"] = True
+    elif is_error is not True:
+        raise _fail(f"expected a boolean, got {_type_name(is_error)}", ".is_error")
+    if len(block) > 2 + ("content" in block) + ("is_error" in block):
+        ns["fields"] = _fields(block, _TOOL_RESULT)
+    return ToolResult(call_id=call_id, content=content, is_error=is_error, extras={NAME: ns} if ns else {})
+
+
+def _block(raw: Any) -> Part:
+    """One content block; errors carry a path relative to the block."""
+    if not isinstance(raw, dict):
+        raise _fail(f"expected a content block object, got {_type_name(raw)}")
+    block = cast("dict[str, Any]", raw)
+    kind = block.get("type")
+    match kind:
+        case "text":
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise _not_str(block, "text")
+            return Text(text=text, extras={NAME: {"fields": _fields(block, _TEXT)}} if len(block) > 2 else {})
+        case "tool_result":
+            return _tool_result(block)
+        case "tool_use":
+            call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+            if not isinstance(call_id, str):
+                raise _not_str(block, "id")
+            if not isinstance(name, str):
+                raise _not_str(block, "name")
+            if not isinstance(args, dict):
+                raise _fail(f"expected an object, got {_type_name(args)}", ".input")
+            try:
+                arguments = _to_json(args)
+            except (TypeError, ValueError, RecursionError) as e:  # only for Python objects no JSON text gives
+                raise _fail(f"not JSON-serializable: {e}", ".input") from None
+            extras = {NAME: {"fields": _fields(block, _TOOL_USE)}} if len(block) > 4 else {}
+            return ToolCall(id=call_id, name=name, arguments=arguments, extras=extras)
+        case "thinking":
+            text, signature = block.get("thinking"), block.get("signature")
+            if not isinstance(text, str):
+                raise _not_str(block, "thinking")
+            ns: dict[str, Any] = {}
+            if signature is None:
+                if "signature" in block:
+                    raise _fail("expected a string, got null", ".signature")
+                ns["unsigned"] = True
+            elif not isinstance(signature, str):
+                raise _fail(f"expected a string, got {_type_name(signature)}", ".signature")
+            if len(block) > 2 + (signature is not None):
+                ns["fields"] = _fields(block, _THINKING)
+            return Reasoning(text=text, signature=signature, extras={NAME: ns} if ns else {})
+        case "redacted_thinking":
+            data = block.get("data")
+            if not isinstance(data, str):
+                raise _not_str(block, "data")
+            ns = {"redacted": True}
+            if len(block) > 2:
+                ns["fields"] = _fields(block, _REDACTED)
+            return Reasoning(data=data, extras={NAME: ns})
+        case "image" | "document":
+            return _media(block, document=kind == "document")
+        case str():
+            return Opaque(format=NAME, data=block)
+        case _:
+            raise _fail("missing block type" if kind is None else f"expected a string, got {_type_name(kind)}", ".type")
+
+
+def _content(content: Any) -> list[Part]:
+    if isinstance(content, str):
+        return [Text(text=content)]
+    if not isinstance(content, list):
+        raise _fail(f"expected a string or a list of blocks, got {_type_name(content)}")
+    blocks = cast("list[Any]", content)
+    try:
+        return [_block(b) for b in blocks]
+    except FormatError:
+        for j, b in enumerate(blocks):
+            try:
+                _block(b)
+            except FormatError as e:
+                raise _at(f"[{j}]", e) from None
+        raise  # pragma: no cover - the loop re-raises
+
+
+def read_content(content: Any, where: str, fmt: str = NAME) -> list[Part]:
+    """The parts of a message's ``content`` (a string or a list of blocks) found at path `where`.
+
+    Shared with the Claude Code reader, whose session logs hold the same blocks (errors then name `fmt`)."""
+    try:
+        return _content(content)
+    except FormatError as e:
+        raise _at(where, e, fmt) from None
+
+
+def _split(parts: list[Part]) -> list[tuple[int, int]]:
+    """The runs of a user turn that alternate between tool results and other blocks; empty when it has no
+    results (the common case, decided without building anything)."""
+    results = [p.__class__ is ToolResult for p in parts]
+    if True not in results:
+        return []
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for end in range(1, len(parts)):
+        if results[end] != results[start]:
+            runs.append((start, end))
+            start = end
+    runs.append((start, len(parts)))
+    return runs
+
+
+def _read_message(out: list[Message], raw: Any) -> None:
+    """Append the canonical message(s) of one wire message to `out`."""
+    if not isinstance(raw, dict):
+        raise _fail(f"expected an object, got {_type_name(raw)}")
+    msg = cast("dict[str, Any]", raw)
+    role = msg.get("role")
+    if role != "user" and role != "assistant":
+        raise _fail(f"expected role 'user' or 'assistant', got {role!r}", ".role")
+    if "content" not in msg:
+        raise _fail("missing required content", ".content")
+    content = msg["content"]
+    try:
+        parts = _content(content)
+    except FormatError as e:
+        raise _at(".content", e) from None
+    first: dict[str, Any] = {}
+    msg_id = None
+    if len(msg) > 2:
+        first["fields"] = fields = {k: v for k, v in msg.items() if k != "role" and k != "content"}
+        msg_id = fields.get("id")
+        msg_id = msg_id if isinstance(msg_id, str) else None
+    if len(parts) == 1 and content.__class__ is list and parts[0].__class__ is Text and not parts[0].extras:
+        first["blocks"] = True
+    runs: list[tuple[int, int]] = []
+    if role == "user":
+        if out and out[-1].role in ("user", "tool"):
+            first["separate"] = True
+        if len(parts) != 1:
+            runs = _split(parts)
+        elif parts[0].__class__ is ToolResult:
+            role = "tool"  # one result: nothing to split
+    if not runs:
+        out.append(Message(role=role, parts=tuple(parts), id=msg_id, extras={NAME: first} if first else {}))
+        return
+    for start, end in runs:
+        hints = first if start == 0 else {"continues": True}
+        out.append(
+            Message(
+                role="tool" if parts[start].__class__ is ToolResult else "user",
+                parts=tuple(parts[start:end]),
+                id=msg_id if start == 0 else None,
+                extras={NAME: hints} if hints else {},
+            )
+        )
+
+
+def load(data: Any) -> Conversation:
+    """Read a request object or a bare message list."""
+    envelope: dict[str, Any] = {}
+    out: list[Message] = []
+    if isinstance(data, dict):
+        doc = cast(dict[str, Any], data)
+        if "messages" not in doc:
+            raise _fail("missing required list", "messages")
+        wire = require_list(doc["messages"], "messages", NAME)
+        prefix = "messages"
+        envelope = {"keys": list(doc), "fields": {k: v for k, v in doc.items() if k not in ("system", "messages")}}
+        if "system" in doc:
+            system = doc["system"]
+            parts = read_content(system, "system")
+            plain = len(parts) == 1 and isinstance(system, list) and isinstance(parts[0], Text) and not parts[0].extras
+            out.append(Message(role="system", parts=tuple(parts), extras={NAME: {"blocks": True}} if plain else {}))
+    elif isinstance(data, list):
+        wire, prefix = cast(list[Any], data), ""
+    else:
+        raise _fail(f"expected a message list or a request object, got {_type_name(data)}")
+    i = 0
+    try:
+        for raw in wire:
+            _read_message(out, raw)
+            i += 1
+    except FormatError as e:
+        raise _at(f"{prefix}[{i}]", e) from None
+    return Conversation(tuple(out), NAME, envelope)
+
+
+def _sniff_messages(messages: list[Any]) -> int:
+    distinctive = False
+    for m in messages:
+        if not isinstance(m, dict):
+            return 0
+        msg = cast(dict[str, Any], m)
+        if msg.get("role") not in ("user", "assistant") or any(k in msg for k in _FOREIGN_KEYS):
+            return 0
+        if msg.get("type", "message") != "message":
+            return 0
+        content = msg.get("content")
+        if isinstance(content, list):
+            for b in cast(list[Any], content):
+                kind = cast(dict[str, Any], b).get("type") if isinstance(b, dict) else None
+                if not isinstance(kind, str) or kind in _FOREIGN_TYPES:
+                    return 0
+                if kind in _DISTINCTIVE or (kind == "image" and "source" in b):
+                    distinctive = True
+        elif not isinstance(content, str):
+            return 0
+    return 2 if distinctive else 1
+
+
+def sniff(data: Any) -> int:
+    """2 with Anthropic-only blocks or a top-level ``system`` beside ``messages``; 0 on anything another format
+    has and Anthropic rejects (``tool_calls``, ``tool``/``system`` roles, Gemini ``parts``, Bedrock blocks
+    without ``type``); else 1."""
+    if isinstance(data, list):
+        return _sniff_messages(cast(list[Any], data))
+    if not isinstance(data, dict):
+        return 0
+    doc = cast(dict[str, Any], data)
+    messages = doc.get("messages")
+    if not isinstance(messages, list):
+        return 0
+    score = _sniff_messages(cast(list[Any], messages))
+    return 2 if score and "system" in doc else score
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+class _Writer:
+    """Builds wire blocks from parts, recording what the target cannot express."""
+
+    def __init__(self, dropped: list[Dropped] | None) -> None:
+        self.dropped = dropped
+
+    def drop(self, index: int, what: str) -> None:
+        if self.dropped is not None:
+            self.dropped.append(Dropped(index, what))
+
+    def block(self, part: Part, i: int) -> dict[str, Any] | None:
+        ns = native(part.extras, NAME)
+        fields = _fields_of(ns)
+        match part:
+            case Text():
+                if part.reasoning is not None:
+                    self.drop(i, "reasoning attached to a text part")
+                return {"type": "text", "text": part.text, **fields}
+            case Reasoning():
+                return self._reasoning(part, ns, fields, i)
+            case ToolCall():
+                if part.reasoning is not None:
+                    self.drop(i, f"reasoning attached to tool call {part.id}")
+                return {"type": "tool_use", "id": part.id, "name": part.name, "input": self._input(part, i), **fields}
+            case ToolResult():
+                out: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
+                if isinstance(part.content, str):
+                    if part.content or not ns.get("no_content"):
+                        out["content"] = part.content
+                else:
+                    out["content"] = [b for b in (self._result_item(p, i) for p in part.content) if b is not None]
+                if part.is_error or ns.get("is_error_false"):
+                    out["is_error"] = part.is_error
+                return out | fields
+            case Image():
+                return self._image(part, fields, i)
+            case File():
+                return self._file(part, ns, fields, i)
+            case Opaque():
+                data: Any = part.data
+                if part.format != NAME:
+                    self.drop(i, f"{part.format} block with no Anthropic equivalent")
+                elif isinstance(data, dict) and isinstance(cast(dict[str, Any], data).get("type"), str):
+                    return cast(dict[str, Any], data)
+                else:
+                    self.drop(i, "malformed anthropic block (not an object with a type)")
+                return None
+            case _:  # pragma: no cover - exhaustiveness
+                assert_never(part)
+
+    def _reasoning(self, part: Reasoning, ns: dict[str, Any], fields: dict[str, Any], i: int) -> dict[str, Any] | None:
+        if ns.get("redacted") and part.data is not None:
+            return {"type": "redacted_thinking", "data": part.data, **fields}
+        if part.signature is None and not ns.get("unsigned"):
+            self.drop(i, "reasoning without an Anthropic signature (cannot be sent as thinking)")
+            return None
+        if part.data is not None:
+            self.drop(i, "opaque reasoning data beside signed thinking")
+        out: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+        if part.signature is not None:
+            out["signature"] = part.signature
+        return out | fields
+
+    def _input(self, part: ToolCall, i: int) -> dict[str, Any]:
+        if not part.arguments.strip():
+            return {}
+        try:
+            value: Any = json.loads(part.arguments)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return cast(dict[str, Any], value)
+        self.drop(i, f"arguments of tool call {part.id} are not a JSON object (sent as {{}})")
+        return {}
+
+    def _image(self, part: Image, fields: dict[str, Any], i: int) -> dict[str, Any] | None:
+        data, media_type = part.data, part.media_type
+        if data is None and part.url is not None and part.url.startswith("data:") and ";base64," in part.url:
+            head, _, encoded = part.url.partition(";base64,")
+            media_type = media_type or head[5:] or None
+            source: dict[str, Any] = {"type": "base64", "media_type": media_type, "data": encoded}
+        elif data is not None:
+            if media_type is None:
+                media_type = next((t for magic, t in _IMAGE_MAGIC if data.startswith(magic)), None)
+                if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+                    media_type = "image/webp"
+                if media_type is None:
+                    self.drop(i, "media type of an image (unknown; sent as image/png)")
+                    media_type = "image/png"
+            source = {"type": "base64", "media_type": media_type, "data": base64.b64encode(data).decode("ascii")}
+        elif part.url is not None:
+            source = {"type": "url", "url": part.url}
+        else:
+            self.drop(i, "image with neither data nor URL")
+            return None
+        return {"type": "image", "source": source, **fields}
+
+    def _file(self, part: File, ns: dict[str, Any], fields: dict[str, Any], i: int) -> dict[str, Any] | None:
+        source: dict[str, Any] | None = None
+        if part.data is not None:
+            if ns.get("text_source") or (not ns and (part.media_type or "").startswith("text/")):
+                try:
+                    text = part.data.decode("utf-8", "surrogatepass")
+                    source = {"type": "text", "media_type": part.media_type or "text/plain", "data": text}
+                except UnicodeDecodeError:  # not text after all: send the bytes
+                    pass
+            if source is None:
+                encoded = base64.b64encode(part.data).decode("ascii")
+                source = {"type": "base64", "media_type": part.media_type or "application/pdf", "data": encoded}
+        elif part.url is not None:
+            source = {"type": "url", "url": part.url}
+        else:
+            self.drop(i, "file with neither data nor URL")
+            return None
+        out: dict[str, Any] = {"type": "document", "source": source}
+        if part.name is not None:
+            out["title"] = part.name
+        return out | fields
+
+    def _result_item(self, part: ResultPart, i: int) -> dict[str, Any] | None:
+        if isinstance(part, Text) and native(part.extras, NAME).get("json_block"):
+            try:
+                value = json.loads(part.text)
+            except ValueError:
+                value = None
+            if isinstance(value, dict):
+                return cast(dict[str, Any], value)
+            return {"type": "text", "text": part.text}
+        return self.block(part, i)
+
+    def blocks(self, message: Message, i: int, *, in_turn: bool) -> list[dict[str, Any]]:
+        out = [b for b in (self.block(p, i) for p in message.parts) if b is not None]
+        if in_turn and message.role == "system" and out and out[0].get("type") == "text":
+            out[0] = {**out[0], "text": "[system] " + out[0]["text"]}
+        return out
+
+    def content(self, group: Sequence[tuple[int, Message]], *, in_turn: bool = True) -> str | list[dict[str, Any]]:
+        """One wire message's content from the canonical message(s) that make it. `in_turn` is false for the
+        leading system messages, which go to ``system`` as they are."""
+        for i, m in group:
+            if m.name is not None:
+                self.drop(i, "message name")
+        if len(group) == 1:
+            i, m = group[0]
+            if len(m.parts) == 1 and not native(m.extras, NAME).get("blocks") and not (in_turn and m.role == "system"):
+                only = m.parts[0]
+                if isinstance(only, Text) and only.reasoning is None and not only.extras:
+                    return only.text  # one plain text: a string, as people write it
+        blocks: list[dict[str, Any]] = []
+        for i, m in group:
+            blocks += self.blocks(m, i, in_turn=in_turn)
+        if all(native(m.extras, NAME).get("continues") for _, m in group[1:]):
+            return blocks  # pieces of one wire message, in their original order
+        results = [b for b in blocks if b.get("type") == "tool_result"]  # other formats' order: results first
+        return results + [b for b in blocks if b.get("type") != "tool_result"] if results else blocks
+
+
+def _fields_of(ns: Mapping[str, Any]) -> dict[str, Any]:
+    fields = ns.get("fields")
+    return cast(dict[str, Any], fields) if isinstance(fields, dict) else {}
+
+
+def _message_fields(group: Sequence[tuple[int, Message]]) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for _, m in group:
+        fields.update(_fields_of(native(m.extras, NAME)))
+    return fields
+
+
+def _document(envelope: Mapping[str, Any] | None, system: Any, wire: list[dict[str, Any]]) -> Any:
+    """The request object in its original key order (a system prompt it did not have goes before the messages),
+    or a bare list when there is neither envelope nor system prompt."""
+    keys: Any = envelope.get("keys") if envelope else None
+    fields: Any = envelope.get("fields") if envelope else None
+    if not isinstance(keys, list) or not isinstance(fields, dict):
+        return wire if system is None else {"system": system, "messages": wire}
+    doc: dict[str, Any] = {}
+    for key in [*cast(list[Any], keys), "messages"]:
+        if key == "messages" and system is not None:
+            doc.setdefault("system", system)
+        if key == "messages" or (key == "system" and system is not None):
+            doc[key] = wire if key == "messages" else system
+        elif key in fields:
+            doc[key] = cast(dict[str, Any], fields)[key]
+    return doc
+
+
+def dump(
+    messages: Sequence[Message],
+    envelope: Mapping[str, Any] | None = None,
+    dropped: list[Dropped] | None = None,
+) -> Any:
+    """The wire document: a request object when there is a system prompt or an envelope, else a bare list."""
+    report_foreign(messages, NAME, dropped)
+    writer = _Writer(dropped)
+    lead = 0
+    while lead < len(messages) and messages[lead].role == "system":
+        lead += 1
+    system = writer.content([(i, messages[i]) for i in range(lead)], in_turn=False) if lead else None
+    wire: list[dict[str, Any]] = []
+    group: list[tuple[int, Message]] = []
+
+    def flush() -> None:
+        if group:
+            wire.append({"role": "user", "content": writer.content(group), **_message_fields(group)})
+            group.clear()
+
+    for i in range(lead, len(messages)):
+        m = messages[i]
+        if m.role == "assistant":
+            flush()
+            wire.append({"role": "assistant", "content": writer.content([(i, m)]), **_message_fields([(i, m)])})
+            continue
+        if m.role == "system":
+            writer.drop(i, "system message after the start (sent as a user text block prefixed [system])")
+        elif group and native(m.extras, NAME).get("separate"):
+            flush()
+        group.append((i, m))
+    flush()
+    return _document(envelope, system, wire)

@@ -1,0 +1,442 @@
+"""Events the manager emits when it summarizes, and how they reach users.
+
+- `SummarizationEvent`: what one summarization did (reason, depth, tokens before and after, the token ratio that
+  triggered it, messages compressed, duration). `SummarizationFailedEvent`: one that failed (fail open unless
+  configured to abort). Both are frozen dataclasses with a `kind` tag; `ManagerEvent` is their union.
+- `EventBus`: callbacks, sync or async, subscribed to manager events. Every event is logged, structured; a
+  callback that raises is logged and skipped, never breaking the conversation it observes.
+- `ContextSummarizedEvent`: the ``context_summarized`` server-sent event of ``specs/summarizing-manager-events.md``
+  (a pydantic model: it is a wire shape), with its camelCase JSON, compression ratio, user-facing message and
+  `to_sse_format`.
+- `detect_summarization(before, after)`: for histories compacted by someone else (an agent framework's own
+  conversation manager) or by chainsum out of sight: did a summarization happen between two snapshots?
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+import math
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal, TypeAlias, assert_never
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..chain import SUMMARIZATION_TOOL_NAME, SUMMARIZED_CONTENT_PREFIX
+from ..messages import Message, Text
+from ..tokens import HeuristicCounter, TokenCounter
+from ._records import canonical_json
+
+__all__ = [
+    "CONTEXT_SUMMARIZED",
+    "USER_SUMMARY_PREFIX",
+    "ContextSummarizedEvent",
+    "EventBus",
+    "EventCallback",
+    "ManagerEvent",
+    "SummarizationEvent",
+    "SummarizationFailedEvent",
+    "SummarizationReason",
+    "detect_summarization",
+    "is_summary_message",
+    "log_event",
+]
+
+logger = logging.getLogger(__name__)
+
+CONTEXT_SUMMARIZED = "context_summarized"
+"""The SSE event name and the ``type`` field of `ContextSummarizedEvent`."""
+
+SummarizationReason: TypeAlias = Literal["ratio", "emergency", "refresh", "manual", "detected"]
+"""Why a summarization ran: the token ratio reached the trigger; it reached the emergency ratio (cooldown
+ignored); ``force_refresh_after_messages`` came due; a caller asked; or `detect_summarization` saw one."""
+
+# How each summary form of `chainsum.strategies` begins (``_execute.summary_messages``); kept in step by a test.
+_SYSTEM_SUMMARY_TAG = "[chainsum summary depth="
+USER_SUMMARY_PREFIX = "Summary of the conversation so far:\n"
+_SNAPSHOT_MARK = "<state_snapshot>"
+
+
+# events ------------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummarizationEvent:
+    """One summarization that replaced part of a history."""
+
+    reason: SummarizationReason
+    depth: int
+    """Depth of the summary written: 1 for a first summary, 2 for a summary that took in a summary, ..."""
+    tokens_before: int
+    tokens_after: int
+    ratio: float | None = None
+    """Estimated tokens / context window when it triggered (None when the window is unknown)."""
+    messages_before: int = 0
+    messages_after: int = 0
+    messages_compressed: int = 0
+    """Messages replaced by the summary."""
+    duration_s: float = 0.0
+    session_id: str = ""
+    user_id: str = ""
+    summary_text: str = ""
+    timestamp: str = ""
+    """ISO 8601 UTC; `create_summarization_event` fills it in."""
+    kind: Literal["summarized"] = "summarized"
+
+    @property
+    def tokens_removed(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def compression_ratio(self) -> float:
+        """Share of the tokens removed (0 to 1), as the spec's ``contextCompressionRatio``."""
+        return _compression_ratio(self.tokens_before, self.tokens_after)
+
+    def to_context_summarized(self, session_id: str | None = None) -> ContextSummarizedEvent:
+        """The wire event for this summarization (`session_id` overrides the event's own)."""
+        return ContextSummarizedEvent.create(
+            session_id=self.session_id if session_id is None else session_id,
+            tokens_before=self.tokens_before,
+            tokens_after=self.tokens_after,
+            messages_summarized=self.messages_compressed,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SummarizationFailedEvent:
+    """A summarization that failed: the original history was kept (or, with ``abort_on_failure``, the error was
+    raised after this event): the spec's "diagnostic event"."""
+
+    reason: SummarizationReason
+    depth: int
+    tokens_before: int
+    error: str
+    error_kind: str = "transport"
+    """`chainsum.errors.SummarizerError.kind` when the failure was one."""
+    retryable: bool = False
+    aborted: bool = False
+    ratio: float | None = None
+    duration_s: float = 0.0
+    session_id: str = ""
+    timestamp: str = ""
+    kind: Literal["failed"] = "failed"
+
+
+ManagerEvent: TypeAlias = SummarizationEvent | SummarizationFailedEvent
+EventCallback: TypeAlias = Callable[[ManagerEvent], object]
+"""A subscriber: a plain function, or an async one (its awaitable is awaited); the return value is ignored."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def log_event(event: ManagerEvent) -> None:
+    """The structured log line of an event: info for a summarization, warning for a failure."""
+    match event:
+        case SummarizationEvent():
+            logger.info(
+                "reason=<%s>, depth=<%d>, tokens_before=<%d>, tokens_after=<%d>, messages_compressed=<%d>, "
+                "duration_s=<%.3f> | context summarized",
+                event.reason,
+                event.depth,
+                event.tokens_before,
+                event.tokens_after,
+                event.messages_compressed,
+                event.duration_s,
+            )
+        case SummarizationFailedEvent():
+            logger.warning(
+                "reason=<%s>, depth=<%d>, tokens_before=<%d>, error_kind=<%s>, aborted=<%s>, error=<%s> "
+                "| summarization failed",
+                event.reason,
+                event.depth,
+                event.tokens_before,
+                event.error_kind,
+                event.aborted,
+                event.error,
+            )
+        case _:  # pyright: ignore[reportUnnecessaryComparison]
+            assert_never(event)
+
+
+class EventBus:
+    """Subscribers to manager events.
+
+    `emit` (async) logs the event, then calls every subscriber in subscription order, awaiting async ones. A
+    subscriber that raises is logged with its traceback and skipped: observers (a metrics hook, an SSE queue)
+    must never break the conversation they observe. `emit_sync` is for code without an event loop.
+    """
+
+    def __init__(self) -> None:
+        self._callbacks: list[tuple[EventCallback, frozenset[str] | None]] = []
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def subscribe(
+        self, callback: EventCallback, *, kinds: Sequence[Literal["summarized", "failed"]] | None = None
+    ) -> Callable[[], None]:
+        """Call `callback` on each event (only those of `kinds`, when given). Returns a function that
+        unsubscribes it."""
+        entry = (callback, None if kinds is None else frozenset(kinds))
+        self._callbacks.append(entry)
+
+        def unsubscribe() -> None:
+            if entry in self._callbacks:
+                self._callbacks.remove(entry)
+
+        return unsubscribe
+
+    def __len__(self) -> int:
+        return len(self._callbacks)
+
+    def _targets(self, event: ManagerEvent) -> list[EventCallback]:
+        return [cb for cb, kinds in self._callbacks if kinds is None or event.kind in kinds]
+
+    async def emit(self, event: ManagerEvent) -> None:
+        log_event(event)
+        for callback in self._targets(event):
+            try:
+                result = callback(event)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                logger.exception(
+                    "callback=<%s>, event=<%s> | event callback failed; ignored", _name(callback), event.kind
+                )
+
+    def emit_sync(self, event: ManagerEvent) -> None:
+        """`emit` without awaiting: sync callbacks run now; an async callback's awaitable runs to completion on a
+        private loop, or, when a loop is already running in this thread, is scheduled on it as a task."""
+        log_event(event)
+        for callback in self._targets(event):
+            try:
+                result = callback(event)
+                if inspect.isawaitable(result):
+                    self._finish(result, callback, event)
+            except Exception:
+                logger.exception(
+                    "callback=<%s>, event=<%s> | event callback failed; ignored", _name(callback), event.kind
+                )
+
+    def _finish(self, awaitable: Awaitable[object], callback: EventCallback, event: ManagerEvent) -> None:
+        async def run() -> None:
+            try:
+                await awaitable
+            except Exception:
+                logger.exception(
+                    "callback=<%s>, event=<%s> | event callback failed; ignored", _name(callback), event.kind
+                )
+
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = asyncio.new_event_loop()
+            try:
+                loop.run_until_complete(run())
+            finally:
+                loop.close()
+            return
+        task = loop.create_task(run())
+        self._pending.add(task)  # keep a reference until done, or the task may be collected mid-flight
+        task.add_done_callback(self._pending.discard)
+
+
+def _name(callback: object) -> str:
+    return getattr(callback, "__qualname__", None) or type(callback).__name__
+
+
+# the wire event ----------------------------------------------------------------------------------------------------
+def _compression_ratio(tokens_before: int, tokens_after: int) -> float:
+    return (tokens_before - tokens_after) / tokens_before if tokens_before > 0 else 0.0
+
+
+class ContextSummarizedEvent(BaseModel):
+    """The ``context_summarized`` server-sent event, field for field as the spec defines it.
+
+    Python names are snake_case; the JSON form (`to_json_dict`, `to_sse_format`) uses the spec's camelCase
+    aliases. Built by `create`, which computes the removed tokens, the compression ratio and the message.
+    Either the Python names or the aliases are accepted on input (`model_validate` of a received event).
+    """
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
+
+    type: Literal["context_summarized"] = CONTEXT_SUMMARIZED
+    session_id: str = Field(..., alias="sessionId")
+    tokens_before: int = Field(..., alias="tokensBefore", description="Token count before summarization")
+    tokens_after: int = Field(..., alias="tokensAfter", description="Token count after summarization")
+    tokens_removed: int = Field(..., alias="tokensRemoved", description="Tokens removed by summarization")
+    messages_summarized: int = Field(..., alias="messagesSummarized", description="Number of messages summarized")
+    context_compression_ratio: float = Field(
+        ..., alias="contextCompressionRatio", description="Compression ratio (0-1)"
+    )
+    message: str = Field(..., description="User-friendly message")
+
+    @classmethod
+    def create(
+        cls, session_id: str, tokens_before: int, tokens_after: int, messages_summarized: int
+    ) -> ContextSummarizedEvent:
+        """The event with its computed fields: ``tokens_removed = before - after``, the ratio ``removed / before``
+        (0 when `tokens_before` is 0; not rounded: the spec's example shows 0.29 for 13000/45000, a display
+        rounding the client does), and the message ``Context optimized: 13,000 tokens compressed``."""
+        tokens_removed = tokens_before - tokens_after
+        return cls.model_validate(
+            {
+                "sessionId": session_id,
+                "tokensBefore": tokens_before,
+                "tokensAfter": tokens_after,
+                "tokensRemoved": tokens_removed,
+                "messagesSummarized": messages_summarized,
+                "contextCompressionRatio": _compression_ratio(tokens_before, tokens_after),
+                "message": f"Context optimized: {tokens_removed:,} tokens compressed",
+            }
+        )
+
+    def to_json_dict(self) -> dict[str, object]:
+        """The camelCase JSON object the client reads."""
+        return self.model_dump(by_alias=True)
+
+    def to_sse_format(self) -> str:
+        """``event: context_summarized\\ndata: {json}\\n\\n``: one server-sent event (the JSON is on one line,
+        so the frame is exactly one ``data:`` field)."""
+        return f"event: {CONTEXT_SUMMARIZED}\ndata: {json.dumps(self.to_json_dict())}\n\n"
+
+    def display_message(self) -> str:
+        """The banner text of the spec's web client: ``~13K tokens compressed (29% reduction)`` from 1K tokens
+        up, the exact count below (the server-side twin of the client's ``displayMessage``)."""
+        tokens_k = _round_half_up(self.tokens_removed / 1000)
+        percent = _round_half_up(self.context_compression_ratio * 100)
+        if tokens_k >= 1:
+            return f"Context optimized: ~{tokens_k}K tokens compressed ({percent}% reduction)"
+        return f"Context optimized: {self.tokens_removed:,} tokens compressed"
+
+
+def _round_half_up(x: float) -> int:
+    """JavaScript's ``Math.round`` (halves go up), which the spec's client uses; Python's round() goes to even."""
+    return math.floor(x + 0.5)
+
+
+# detection ---------------------------------------------------------------------------------------------------------
+def _first_text(message: Message) -> str:
+    for p in message.parts:
+        if isinstance(p, Text):
+            return p.text
+    return ""
+
+
+def is_summary_message(message: Message) -> bool:
+    """True for a message that carries a summary chainsum wrote, in any of the strategies' forms:
+
+    - ``system``: a system message starting ``[chainsum summary depth=N]``;
+    - ``pair``: the assistant call to ``execute_task_and_return_summary`` or the tool result answering it;
+    - ``completion``: an assistant text starting with `SUMMARIZED_CONTENT_PREFIX`;
+    - ``snapshot``: a user message holding a ``<state_snapshot>`` (safe-split's context restoration);
+    - ``user``: a user message starting ``Summary of the conversation so far:``.
+    """
+    text = _first_text(message)
+    match message.role:
+        case "system":
+            return text.startswith(_SYSTEM_SUMMARY_TAG)
+        case "assistant":
+            return text.startswith(SUMMARIZED_CONTENT_PREFIX) or any(
+                c.name == SUMMARIZATION_TOOL_NAME for c in message.tool_calls
+            )
+        case "tool":
+            return any(r.name == SUMMARIZATION_TOOL_NAME for r in message.tool_results)
+        case "user":
+            return text.startswith(USER_SUMMARY_PREFIX) or _SNAPSHOT_MARK in text
+        case _:
+            return False
+
+
+def _summary_text(message: Message) -> str:
+    if message.role == "tool":
+        return "\n".join(r.text for r in message.tool_results if r.name == SUMMARIZATION_TOOL_NAME)
+    text = message.text
+    if message.role == "system" and text.startswith(_SYSTEM_SUMMARY_TAG):
+        return text.partition("\n")[2]
+    for prefix in (SUMMARIZED_CONTENT_PREFIX, USER_SUMMARY_PREFIX):
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+    return text
+
+
+def _key(message: Message) -> object:
+    """A hashable stand-in for comparing messages by value: the message itself, or its canonical JSON when a part
+    holds unhashable data (an `Opaque` block's dict)."""
+    try:
+        hash(message)
+    except TypeError:
+        return canonical_json(message)
+    return message
+
+
+def _depth_of(message: Message) -> int:
+    text = _first_text(message)
+    if message.role == "system" and text.startswith(_SYSTEM_SUMMARY_TAG):
+        digits = text[len(_SYSTEM_SUMMARY_TAG) : text.find("]")]
+        return int(digits) if digits.isdigit() else 1
+    return 1
+
+
+def detect_summarization(
+    before: Sequence[Message],
+    after: Sequence[Message],
+    *,
+    session_id: str = "",
+    user_id: str = "",
+    counter: TokenCounter | None = None,
+    require_marker: bool = False,
+) -> SummarizationEvent | None:
+    """The summarization that turned `before` into `after`, or None when there was none.
+
+    The spec compares message counts (``len(after) < len(before)``). That misses the usual case, where `after` is
+    taken after the agent's turn and so also holds the new messages, and it mistakes a sliding-window trim for a
+    summary. So:
+
+    1. `before` is a prefix of `after` (messages only appended): no summarization.
+    2. `after` holds a chainsum summary message (`is_summary_message`) that `before` did not: summarized.
+    3. Otherwise, unless `require_marker`, a foreign summarizer (Strands' ``SummarizingConversationManager``
+       writes its summary as a plain user message at the front): messages of `before` are gone and the first
+       message after the retained system messages is new. When that first message is one of `before`'s, the
+       oldest messages were only dropped (a trim): no event.
+
+    Counts: ``messages_compressed`` is the number of `before`'s messages no longer in `after` (compared by
+    value); ``tokens_after`` counts `after` up to the last message it kept from `before` (so the new turn's
+    messages do not hide the reduction), all of it when none was kept. Tokens by `counter` (default heuristic).
+    Synchronous, unlike the spec's ``async def``: nothing here waits on I/O.
+    """
+    if len(after) >= len(before) and list(after[: len(before)]) == list(before):
+        return None
+    before_set = Counter(_key(m) for m in before)
+    new_summaries = [m for m in after if is_summary_message(m) and before_set[_key(m)] == 0]
+    if not new_summaries:
+        if require_marker:
+            return None
+        lead = 0
+        while lead < min(len(after), len(before)) and after[lead].role == "system" and after[lead] == before[lead]:
+            lead += 1
+        if lead >= len(after) or before_set[_key(after[lead])] > 0:
+            return None  # a trim (or nothing at the front that could be a summary)
+        new_summaries = [after[lead]]
+    after_set = Counter(_key(m) for m in after)
+    removed = sum(max(0, n - after_set[k]) for k, n in before_set.items())
+    if removed == 0:
+        return None
+    last_kept = max((i for i, m in enumerate(after) if before_set[_key(m)] > 0), default=len(after) - 1)
+    counter = counter or HeuristicCounter()
+    return SummarizationEvent(
+        reason="detected",
+        depth=max(_depth_of(m) for m in new_summaries),
+        tokens_before=counter.count_messages(before),
+        tokens_after=counter.count_messages(after[: last_kept + 1]),
+        messages_before=len(before),
+        messages_after=len(after),
+        messages_compressed=removed,
+        session_id=session_id,
+        user_id=user_id,
+        summary_text="\n".join(_summary_text(m) for m in new_summaries if m.role != "assistant" or m.text),
+        timestamp=_now(),
+    )

@@ -1,0 +1,297 @@
+"""Replay a recorded conversation through a `ContextManager` as an agent would, and report what it cost.
+
+How requests are cut: a model request happens before each assistant message of the recording (the first message
+excepted). What is sent is the manager's output for the previous request (so earlier compactions stay in effect),
+plus every message recorded since, and `ContextManager.prepare` runs on that before it is "sent". Consecutive
+assistant messages (one per content block in some logs) are each a request, as in ``bench/bench_manager.py``.
+
+What each request costs, estimated with prompt caching: the longest common prefix of this request's messages and
+the previous request's (by identity, else equality) counts as cached input, the rest as fresh input, at the prices
+of `Prices` (USD per million tokens). Output tokens are not counted: they are the same whatever the manager does.
+Summarizer input is charged at `Prices.summarizer_input` in the request whose `prepare` called it. Token counts
+are the manager's own counter's: the sum of the messages plus the reply priming.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from ..messages import Message
+from ..rules import validate
+from ..tokens import TokenCounter
+from ._events import SummarizationEvent, SummarizationFailedEvent
+from ._manager import ContextManager
+from ._manager_calls import AnySummarizer
+
+__all__ = ["CountingSummarizer", "Prices", "ReplayReport", "TurnReport", "replay", "replay_sync", "request_indices"]
+
+ProgressFn = Callable[[int, int], None]
+"""Called after each request with (requests done, requests in all)."""
+
+
+@dataclass(slots=True)
+class CountingSummarizer:
+    """Wraps a summarizer, counting its calls and the tokens of the transcripts it was given."""
+
+    inner: AnySummarizer
+    counter: TokenCounter
+    calls: int = 0
+    input_tokens: int = 0
+
+    async def __call__(self, transcript: str) -> Any:
+        self.calls += 1
+        self.input_tokens += self.counter.count_text(transcript)
+        result: object = self.inner(transcript)
+        if inspect.isawaitable(result):
+            result = await cast("Awaitable[object]", result)
+        return result
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Prices:
+    """USD per million input tokens. The defaults are round examples, not any provider's current price list."""
+
+    input: float = 3.00
+    """Fresh (uncached) prompt tokens."""
+    cached: float = 0.30
+    """Prompt tokens read from the provider's prompt cache."""
+    summarizer_input: float = 0.0
+    """Tokens sent to the summarizer (0: the extractive summarizer calls no model)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnReport:
+    """One model request of the replay."""
+
+    request: int
+    """0-based number of the request."""
+    message_index: int
+    """Index in the recording of the assistant message this request produced."""
+    messages: int
+    """Messages sent."""
+    context_tokens: int
+    """Tokens sent (after `prepare`)."""
+    cached_input_tokens: int
+    """Of `context_tokens`, the prefix unchanged since the previous request."""
+    compacted: bool
+    """`prepare` wrote at least one summary record for this request."""
+    reason: str | None
+    """Why it compacted (``trigger``, ``emergency``, ...), or why it failed (``failed:KIND``); None otherwise."""
+    record_ids: tuple[str, ...]
+    summarizer_calls: int
+    summarizer_input_tokens: int
+    cost_usd: float
+    valid: bool | None
+    """Valid for the provider's rules (None when the replay was told not to check)."""
+    over_window: bool
+    seconds: float
+    """Time spent in `prepare`."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "request": self.request,
+            "message_index": self.message_index,
+            "messages": self.messages,
+            "context_tokens": self.context_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "compacted": self.compacted,
+            "reason": self.reason,
+            "record_ids": list(self.record_ids),
+            "summarizer_calls": self.summarizer_calls,
+            "summarizer_input_tokens": self.summarizer_input_tokens,
+            "cost_usd": round(self.cost_usd, 8),
+            "valid": self.valid,
+            "over_window": self.over_window,
+            "seconds": round(self.seconds, 6),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplayReport:
+    """Every request of a replay, and the totals (each total is the sum, or the max, over `turns`)."""
+
+    session: str
+    window: int
+    provider: str
+    strategy: str
+    prices: Prices
+    trigger_tokens: int
+    """The window times the manager's trigger ratio: where a compaction is due."""
+    turns: tuple[TurnReport, ...] = field(default_factory=tuple[TurnReport, ...])
+    failures: int = 0
+    """Summarizations that failed (the history was kept)."""
+    final_depth: int = 0
+    """The manager's summary chain depth at the end."""
+
+    def totals(self) -> dict[str, Any]:
+        t = self.turns
+        return {
+            "requests": len(t),
+            "compactions": sum(x.compacted for x in t),
+            "failures": self.failures,
+            "summarizer_calls": sum(x.summarizer_calls for x in t),
+            "summarizer_input_tokens": sum(x.summarizer_input_tokens for x in t),
+            "max_context_tokens": max((x.context_tokens for x in t), default=0),
+            "input_tokens": sum(x.context_tokens for x in t),
+            "cached_input_tokens": sum(x.cached_input_tokens for x in t),
+            "cost_usd": round(sum(x.cost_usd for x in t), 8),
+            "over_window": sum(x.over_window for x in t),
+            "invalid": sum(x.valid is False for x in t),
+            "final_depth": self.final_depth,
+            "seconds": round(sum(x.seconds for x in t), 6),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "context_window": self.window,
+            "trigger_tokens": self.trigger_tokens,
+            "provider": self.provider,
+            "strategy": self.strategy,
+            "prices_usd_per_mtok": {
+                "input": self.prices.input,
+                "cached": self.prices.cached,
+                "summarizer_input": self.prices.summarizer_input,
+            },
+            "turns": [x.to_dict() for x in self.turns],
+            "totals": self.totals(),
+        }
+
+
+def request_indices(messages: Sequence[Message]) -> list[int]:
+    """The indices of the assistant messages that a model request produced: every assistant message but a first."""
+    return [i for i, m in enumerate(messages) if i > 0 and m.role == "assistant"]
+
+
+def _common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x is not y and x != y:
+            break
+        n += 1
+    return n
+
+
+class _Tokens:
+    """Per-message token counts memoized by identity (the history keeps the same objects from request to request),
+    so a replay counts each message once."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self._memo: dict[int, tuple[object, int]] = {}
+        self._priming: int | None = None
+
+    def of(self, m: Message) -> int:
+        hit = self._memo.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        n = self.counter.count_message(m)
+        self._memo[id(m)] = (m, n)
+        return n
+
+    def total(self, messages: Sequence[Message]) -> int:
+        if not messages:
+            return 0
+        if self._priming is None:
+            first = messages[0]
+            self._priming = self.counter.count_messages([first]) - self.counter.count_message(first)
+        return self._priming + sum(self.of(m) for m in messages)
+
+
+async def replay(
+    messages: Sequence[Message],
+    manager: ContextManager,
+    *,
+    counting: CountingSummarizer | None = None,
+    prices: Prices | None = None,
+    check_valid: bool = True,
+    progress: ProgressFn | None = None,
+) -> ReplayReport:
+    """Feed `messages` to `manager` one request at a time (see the module docstring) and report each request.
+
+    `counting` is the summarizer wrapper the manager was built with, if any: its counts are attributed to the
+    request whose `prepare` made the calls. `check_valid` validates every request against the manager's provider
+    (quadratic in the history length; benchmarks turn it off)."""
+    prices = prices or Prices()
+    tokens = _Tokens(manager.counter)
+    cuts = request_indices(messages)
+    turns: list[TurnReport] = []
+    failures = 0
+    history: list[Message] = []
+    previous: Sequence[Message] = ()
+    pos = 0
+    for n, cut in enumerate(cuts):
+        history.extend(messages[pos:cut])
+        pos = cut
+        calls0 = counting.calls if counting else 0
+        tokens0 = counting.input_tokens if counting else 0
+        started = time.perf_counter()
+        prepared = await manager.prepare(history)
+        seconds = time.perf_counter() - started
+        sent = list(prepared.messages)
+        reason: str | None = None
+        if isinstance(prepared.event, SummarizationEvent):
+            reason = prepared.event.reason
+        elif isinstance(prepared.event, SummarizationFailedEvent):
+            failures += 1
+            reason = f"failed:{prepared.event.error_kind}"
+        context = tokens.total(sent)
+        k = _common_prefix(sent, previous)
+        cached = min(context, tokens.total(sent[:k])) if k else 0
+        s_calls = (counting.calls - calls0) if counting else 0
+        s_tokens = (counting.input_tokens - tokens0) if counting else 0
+        cost = ((context - cached) * prices.input + cached * prices.cached + s_tokens * prices.summarizer_input) / 1e6
+        turns.append(
+            TurnReport(
+                request=n,
+                message_index=cut,
+                messages=len(sent),
+                context_tokens=context,
+                cached_input_tokens=cached,
+                compacted=prepared.changed,
+                reason=reason,
+                record_ids=tuple(r.id for r in prepared.records),
+                summarizer_calls=s_calls,
+                summarizer_input_tokens=s_tokens,
+                cost_usd=cost,
+                valid=(not validate(sent, manager.provider)) if check_valid else None,
+                over_window=context > manager.window,
+                seconds=seconds,
+            )
+        )
+        history = list(sent)  # a copy: the next request's new messages must not alter `previous`
+        previous = sent
+        if progress is not None:
+            progress(n + 1, len(cuts))
+    strategy = manager.strategy if isinstance(manager.strategy, str) else type(manager.strategy).__name__
+    return ReplayReport(
+        session=manager.session,
+        window=manager.window,
+        provider=manager.provider,
+        strategy=strategy,
+        prices=prices,
+        trigger_tokens=int(manager.window * manager.config.trigger_token_ratio),
+        turns=tuple(turns),
+        failures=failures,
+        final_depth=manager.state.depth,
+    )
+
+
+def replay_sync(
+    messages: Sequence[Message],
+    manager: ContextManager,
+    *,
+    counting: CountingSummarizer | None = None,
+    prices: Prices | None = None,
+    check_valid: bool = True,
+    progress: ProgressFn | None = None,
+) -> ReplayReport:
+    """`replay` for code without an event loop."""
+    return asyncio.run(
+        replay(messages, manager, counting=counting, prices=prices, check_valid=check_valid, progress=progress)
+    )

@@ -1,0 +1,41 @@
+"""Where a conversation's originals, summary chain and manager state outlive the process.
+
+`Store` is the protocol the manager talks to; `SQLiteStore` (standard library, a file or memory) is the default
+and `PostgresStore` (``pip install "chainsum[postgres]"``, imported lazily) serves several processes or machines.
+Both run the same test suite. Archived messages are kept as canonical JSON with their SHA-256 and verified on the
+way out; summarization is serialized per session by `Store.try_lock` plus a compare-and-set on the session state.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._errors import ArchiveConflictError, ArchiveIntegrityError, StoreError, UnknownSummaryError
+from ._protocol import ArchivedMessage, SearchHit, Store, StoredState
+from ._sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from ._postgres import PostgresStore
+
+__all__ = [
+    "ArchiveConflictError",
+    "ArchiveIntegrityError",
+    "ArchivedMessage",
+    "PostgresStore",
+    "SQLiteStore",
+    "SearchHit",
+    "Store",
+    "StoreError",
+    "StoredState",
+    "UnknownSummaryError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # `_postgres` itself imports psycopg only when a store is opened; deferring the module too keeps
+    # `import chainsum.store` free of its import cost.
+    if name == "PostgresStore":
+        from ._postgres import PostgresStore
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

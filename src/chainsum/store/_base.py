@@ -1,0 +1,271 @@
+"""What both SQL backends share: the archive, record, state and verification logic, written once.
+
+Backends supply transactions (`_write`, `_read`), the archive row insert (SQLite also fills its FTS table), a
+per-session write serialization, search and the summarization lock. SQL here uses ``?`` placeholders; the
+PostgreSQL transaction object rewrites them, so no statement may contain a literal ``?`` or ``%``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, Self
+
+from ..manager._records import SummaryRecord, canonical_json
+from ..messages import Message, message_from_dict
+from ._errors import ArchiveConflictError, ArchiveIntegrityError, UnknownSummaryError
+from ._protocol import ArchivedMessage, SearchHit, StoredState
+from ._schema import searchable_text
+
+__all__ = ["Row", "SqlStore", "Tx"]
+
+logger = logging.getLogger("chainsum.store")
+
+Row = tuple[Any, ...]
+
+
+class Tx(Protocol):
+    """The few cursor operations the shared logic needs, the same on both backends."""
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> int:
+        """Run one statement; returns the number of rows it changed."""
+        ...
+
+    def one(self, sql: str, params: Sequence[object] = ()) -> Row | None: ...
+
+    def all(self, sql: str, params: Sequence[object] = ()) -> list[Row]: ...
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _verified(message_id: str, text: str | None, stored_sha: str | None, expected_sha: str | None) -> Message:
+    """Parse an archived message after checking its bytes against the archive's hash and the record's hash."""
+    if text is None or stored_sha is None:
+        raise ArchiveIntegrityError(message_id, "is missing from the archive")
+    actual = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if actual != stored_sha:
+        raise ArchiveIntegrityError(
+            message_id, f"content does not match its SHA-256 (stored {stored_sha}, now {actual})"
+        )
+    if expected_sha is not None and expected_sha != stored_sha:
+        raise ArchiveIntegrityError(
+            message_id, f"SHA-256 {stored_sha} differs from the summary record's {expected_sha}"
+        )
+    try:
+        return message_from_dict(json.loads(text), where=message_id)
+    except (ValueError, TypeError) as exc:  # pragma: no cover - only reachable if the hash was forged as well
+        raise ArchiveIntegrityError(message_id, f"cannot be read back: {exc}") from exc
+
+
+class SqlStore(ABC):
+    """Shared implementation of `chainsum.store.Store` over a DB-API connection.
+
+    One store object is safe to share between threads (a mutex serializes its connection); processes coordinate
+    through the database itself."""
+
+    def __init__(self) -> None:
+        self._mutex = threading.RLock()
+        self._held: set[str] = set()
+        """Sessions whose summarization lock this object holds, so that a second holder in the same process (which
+        a connection-scoped lock would let in) is refused as another process would be."""
+
+    # -- backend hooks -------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _write(self) -> AbstractContextManager[Tx]:
+        """A write transaction: committed when the block ends normally, rolled back on any exception."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Tx]:
+        """A read transaction, so that several SELECTs see one snapshot."""
+
+    @abstractmethod
+    def _lock_session_writes(self, tx: Tx, session: str) -> None:
+        """Serialize writers of one session until the transaction ends (positions are `max + 1`)."""
+
+    @abstractmethod
+    def _insert_archive_row(self, tx: Tx, row: tuple[str, str, int, str, str, str, int], text: str) -> None:
+        """Insert (session, message_id, position, role, json, sha256, created_ms) and index `text` for search."""
+
+    @abstractmethod
+    def search(self, session: str | None, query: str, limit: int = 20) -> list[SearchHit]: ...
+
+    @abstractmethod
+    def try_lock(self, session: str, *, wait_s: float = 0.0) -> AbstractContextManager[bool]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writes ---------------------------------------------------------------------------------------------------
+
+    def archive_and_record(
+        self,
+        session: str,
+        messages: Sequence[tuple[str, Message]],
+        record: SummaryRecord | None,
+        *,
+        expected_version: int | None = None,
+        new_state: Mapping[str, Any] | None = None,
+    ) -> bool:
+        if (expected_version is None) != (new_state is None):
+            raise ValueError("expected_version and new_state go together")
+        prepared: list[tuple[str, Message, str, str]] = []
+        seen: dict[str, str] = {}
+        for message_id, message in messages:
+            text = canonical_json(message)
+            sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            if seen.setdefault(message_id, sha) != sha:
+                raise ArchiveConflictError(message_id, "appears twice in one batch with different content")
+            prepared.append((message_id, message, text, sha))
+        state_json = _dumps(dict(new_state)) if new_state is not None else None
+        with self._write() as tx:
+            self._lock_session_writes(tx, session)
+            if expected_version is not None and state_json is not None:
+                if not self._cas(tx, session, expected_version, state_json):
+                    logger.debug(
+                        "session=<%s>, expected_version=<%d> | state moved on, nothing written",
+                        session,
+                        expected_version,
+                    )
+                    return False
+            archived = self._archive(tx, session, prepared)
+            if record is not None:
+                self._insert_record(tx, session, record)
+        logger.debug(
+            "session=<%s>, archived=<%d>, record=<%s> | archived and recorded",
+            session,
+            archived,
+            record.id if record is not None else None,
+        )
+        return True
+
+    def _archive(self, tx: Tx, session: str, prepared: Sequence[tuple[str, Message, str, str]]) -> int:
+        row = tx.one("SELECT COALESCE(MAX(position) + 1, 0) FROM archive WHERE session = ?", (session,))
+        position = int(row[0]) if row is not None else 0
+        created = _now_ms()
+        added = 0
+        for message_id, message, text, sha in prepared:
+            existing = tx.one("SELECT sha256 FROM archive WHERE session = ? AND message_id = ?", (session, message_id))
+            if existing is not None:
+                if existing[0] != sha:
+                    raise ArchiveConflictError(message_id, "already archived with different content")
+                continue
+            values = (session, message_id, position, message.role, text, sha, created)
+            self._insert_archive_row(tx, values, searchable_text(message))
+            position += 1
+            added += 1
+        return added
+
+    def _insert_record(self, tx: Tx, session: str, record: SummaryRecord) -> None:
+        payload = _dumps(record.to_dict())
+        existing = tx.one("SELECT session, record_json FROM summaries WHERE id = ?", (record.id,))
+        if existing is not None:
+            if (existing[0], existing[1]) != (session, payload):
+                raise ArchiveConflictError(record.id, "a different summary record is stored under this id")
+            return
+        for message_id, expected in zip(record.original_message_ids, record.original_sha256, strict=True):
+            row = tx.one("SELECT sha256 FROM archive WHERE session = ? AND message_id = ?", (session, message_id))
+            if row is None:
+                raise ArchiveConflictError(message_id, f"summary {record.id!r} replaces it but it is not archived")
+            if row[0] != expected:
+                raise ArchiveConflictError(message_id, f"summary {record.id!r} has a SHA-256 the archive does not")
+        tx.execute(
+            "INSERT INTO summaries (id, session, parent_id, depth, timestamp_ms, record_json) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (record.id, session, record.parent_id, record.depth, record.timestamp_ms, payload),
+        )
+        for ordinal, message_id in enumerate(record.original_message_ids):
+            tx.execute(
+                "INSERT INTO summary_messages (summary_id, ordinal, session, message_id) VALUES (?, ?, ?, ?)",
+                (record.id, ordinal, session, message_id),
+            )
+
+    def _cas(self, tx: Tx, session: str, expected_version: int, state_json: str) -> bool:
+        if expected_version < 0:
+            raise ValueError(f"expected_version must be >= 0, got {expected_version}")
+        if expected_version == 0:
+            changed = tx.execute(
+                "INSERT INTO session_state (session, version, data, updated_ms) VALUES (?, 1, ?, ?) "
+                "ON CONFLICT (session) DO NOTHING",
+                (session, state_json, _now_ms()),
+            )
+        else:
+            changed = tx.execute(
+                "UPDATE session_state SET version = ?, data = ?, updated_ms = ? WHERE session = ? AND version = ?",
+                (expected_version + 1, state_json, _now_ms(), session, expected_version),
+            )
+        return changed == 1
+
+    def compare_and_set_state(self, session: str, expected_version: int, new_state: Mapping[str, Any]) -> bool:
+        state_json = _dumps(dict(new_state))
+        with self._write() as tx:
+            return self._cas(tx, session, expected_version, state_json)
+
+    # -- reads ----------------------------------------------------------------------------------------------------
+
+    def get_state(self, session: str) -> StoredState:
+        with self._read() as tx:
+            row = tx.one("SELECT version, data FROM session_state WHERE session = ?", (session,))
+        if row is None:
+            return StoredState()
+        return StoredState(version=int(row[0]), data=json.loads(row[1]))
+
+    def records(self, session: str) -> list[SummaryRecord]:
+        with self._read() as tx:
+            rows = tx.all("SELECT record_json FROM summaries WHERE session = ? ORDER BY seq", (session,))
+        return [SummaryRecord.from_dict(json.loads(r[0])) for r in rows]
+
+    def expand(self, summary_id: str) -> list[Message]:
+        with self._read() as tx:
+            row = tx.one("SELECT record_json FROM summaries WHERE id = ?", (summary_id,))
+            if row is None:
+                raise UnknownSummaryError(summary_id)
+            rows = tx.all(
+                "SELECT l.message_id, a.json, a.sha256 FROM summary_messages l "
+                "LEFT JOIN archive a ON a.session = l.session AND a.message_id = l.message_id "
+                "WHERE l.summary_id = ? ORDER BY l.ordinal",
+                (summary_id,),
+            )
+        record = SummaryRecord.from_dict(json.loads(row[0]))
+        expected = dict(zip(record.original_message_ids, record.original_sha256, strict=True))
+        if [r[0] for r in rows] != list(record.original_message_ids):
+            raise ArchiveIntegrityError(summary_id, "the summary's links to its originals were altered")
+        return [_verified(r[0], r[1], r[2], expected.get(r[0])) for r in rows]
+
+    def archived(self, session: str) -> list[ArchivedMessage]:
+        with self._read() as tx:
+            rows = tx.all(
+                "SELECT message_id, position, role, json, sha256, created_ms FROM archive "
+                "WHERE session = ? ORDER BY position",
+                (session,),
+            )
+        return [
+            ArchivedMessage(
+                session=session,
+                message_id=r[0],
+                position=int(r[1]),
+                role=r[2],
+                sha256=r[4],
+                created_ms=int(r[5]),
+                message=_verified(r[0], r[3], r[4], None),
+            )
+            for r in rows
+        ]

@@ -1,0 +1,167 @@
+"""The ``auto`` strategy, chainsum's default: the cheapest step that can still help, one phase per round, until
+the history fits the budget.
+
+1. **mask**: mask old tool output and clip huge tool output (no model; see `_mask`), oldest first, only as much
+   as the budget needs;
+2. **oversized pairs**: summarize single body pairs larger than `pair_share` of the budget (the sections
+   strategy's `plan_oversized_pairs`, over every section), largest savings first;
+3. **sections**: summarize whole sections before the last `keep_sections` into header + one summary (the
+   sections strategy's `plan_sections`), oldest first;
+4. **rotation**: in the last sections, the oldest body pairs become one rolling summary (the sections strategy's
+   `plan_last_section_rotation`, with its byte limit derived from what is left of the budget).
+
+Each phase plans only the steps its estimate says are needed (a summary is assumed to cost `summary_tokens`), so
+a history slightly over budget loses as little as possible and keeps most of its prompt-cache prefix. The
+executor stops as soon as the history fits. The current turn (the last body pair and what follows it) is never
+touched, by any phase.
+
+A budget is needed to know when to stop. Without one (`PlanContext.budget` None) the target is
+`default_budget_ratio` of the history's size when compaction started (half, by default): "make it notably
+smaller" is what a caller asking for compaction without a number means, and an error would make the CLI's plain
+``chainsum compact`` useless.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..chain import Chain
+from ..messages import Message
+from ._mask import current_turn_start, plan_masks
+from ._plan import Plan, PlanContext, Step, Summarize
+from ._sections import SectionsConfig, plan_last_section_rotation, plan_oversized_pairs, plan_sections
+
+__all__ = ["AutoStrategy"]
+
+logger = logging.getLogger(__name__)
+
+_MIN_BYTES = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class AutoStrategy:
+    """Mask, then oversized pairs, then sections, then last-section rotation; stop once under budget."""
+
+    keep_last_turns: int = 3
+    """Tool-using steps whose output is never masked (see `MaskStrategy`)."""
+    clip_chars: int = 20000
+    head: int = 4000
+    tail: int = 2000
+    pair_share: float = 0.25
+    """A body pair larger than this share of the budget is summarized on its own."""
+    keep_sections: int = 1
+    """Most recent sections never summarized whole (the current one is always kept)."""
+    summary_tokens: int = 400
+    """Assumed size of one summary when estimating what a step saves (at most a third of what it replaces)."""
+    default_budget_ratio: float = 0.5
+    """Target, as a share of the starting size, when no budget is given."""
+    sections_config: SectionsConfig = field(default_factory=SectionsConfig)
+    """Base configuration for the section phases (the byte limits are replaced by budget-derived ones)."""
+    name: str = "auto"
+
+    def __post_init__(self) -> None:
+        if not 0 < self.pair_share <= 1:
+            raise ValueError(f"pair_share must be in (0, 1], got {self.pair_share}")
+        if not 0 < self.default_budget_ratio < 1:
+            raise ValueError(f"default_budget_ratio must be in (0, 1), got {self.default_budget_ratio}")
+        if self.keep_sections < 1:
+            raise ValueError(f"keep_sections must be >= 1 (the current section), got {self.keep_sections}")
+
+    def _budget(self, ctx: PlanContext, tokens: int) -> int:
+        if ctx.budget is not None:
+            return ctx.budget
+        start = ctx.extra.get("tokens_before")
+        base = start if isinstance(start, int) else tokens
+        return int(base * self.default_budget_ratio)
+
+    def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
+        tokens = ctx.counter.count_messages(messages)
+        budget = self._budget(ctx, tokens)
+        if tokens <= budget:
+            return Plan(note=f"fits the budget ({tokens} <= {budget} tokens): nothing to do")
+        need = tokens - budget
+        masks = plan_masks(
+            messages,
+            ctx,
+            keep_last_turns=self.keep_last_turns,
+            clip_chars=self.clip_chars,
+            head=self.head,
+            tail=self.tail,
+            need=need,
+        )
+        if masks:
+            return Plan(tuple(masks), note=f"mask/clip old tool output: {need} tokens over the budget")
+        # A leading assistant message (rule 1) is "repaired" by keeping it in a header-less section, which leaves
+        # the messages one to one with the chain, as the section planners need; any other repair would not.
+        chain = Chain.build(messages, repair=True, allow_pending_tail=True)
+        other = [r for r in chain.repairs if r.rule != 1]
+        if other:
+            logger.warning("repair=<%s> | not a well-formed chain; only masking is possible", other[0])
+            return Plan(note=f"not a well-formed chain ({other[0]}); nothing more to plan")
+        bytes_per_token = max(chain.size, 1) / max(tokens, 1)
+        protected = current_turn_start(messages)
+
+        def to_bytes(n_tokens: float) -> int:
+            return max(_MIN_BYTES, int(n_tokens * bytes_per_token))
+
+        def take(steps: Sequence[Summarize], *, largest_first: bool) -> list[Step]:
+            scored = [
+                (_saving(ctx.counter.count_messages(messages[s.start : s.end]), self.summary_tokens), s) for s in steps
+            ]
+            scored = [(saving, s) for saving, s in scored if saving > 0 and s.end <= protected]
+            if largest_first:
+                scored.sort(key=lambda x: (-x[0], x[1].start))
+            chosen: list[Step] = []
+            saved = 0
+            for saving, s in scored:
+                if saved >= need:
+                    break
+                chosen.append(s)
+                saved += saving
+            return sorted(chosen, key=_position)
+
+        cfg = self.sections_config
+        oversized = SectionsConfig(
+            preserve_last=cfg.preserve_last,
+            use_qa=cfg.use_qa,
+            summarize_human_in_qa=cfg.summarize_human_in_qa,
+            last_sec_bytes=cfg.last_sec_bytes,
+            max_bp_bytes=to_bytes(budget * self.pair_share),
+            max_qa_sections=cfg.max_qa_sections,
+            max_qa_bytes=cfg.max_qa_bytes,
+            keep_qa_sections=self.keep_sections,
+            last_section_reserve_percent=cfg.last_section_reserve_percent,
+        )
+        steps = take(plan_oversized_pairs(messages, chain, oversized), largest_first=True)
+        if steps:
+            return Plan(tuple(steps), note=f"oversized body pairs (> {oversized.max_bp_bytes} bytes)")
+        steps = take(plan_sections(messages, chain, oversized), largest_first=False)
+        if steps:
+            return Plan(tuple(steps), note=f"older sections summarized whole: {need} tokens over the budget")
+        # what the last sections may hold: the budget minus everything before them
+        n_last = min(self.keep_sections, len(chain.sections))
+        last_start = sum(s.count for s in chain.sections[: len(chain.sections) - n_last])
+        room = budget - ctx.counter.count_messages(messages[:last_start])
+        rotation = SectionsConfig(
+            preserve_last=True,
+            last_sec_bytes=to_bytes(max(room, 1) / n_last),
+            max_bp_bytes=oversized.max_bp_bytes,
+            keep_qa_sections=self.keep_sections,
+            last_section_reserve_percent=cfg.last_section_reserve_percent,
+        )
+        steps = [s for s in plan_last_section_rotation(messages, chain, rotation) if s.end <= protected]
+        if steps:
+            return Plan(tuple(steps), note="last-section rotation: the oldest pairs become one summary")
+        return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
+
+
+def _saving(span_tokens: int, summary_tokens: int) -> int:
+    """What summarizing a span is expected to save: a summary is assumed to cost `summary_tokens`, or a third of
+    the span when that is less (summarizers shorten; they do not pad a short answer to a fixed length)."""
+    return span_tokens - min(summary_tokens, span_tokens // 3)
+
+
+def _position(step: Step) -> int:
+    return step.start if isinstance(step, Summarize) else step.index

@@ -1,0 +1,251 @@
+"""The ``mask`` strategy: shrink old tool output without a model (observation masking and clipping).
+
+Tool output is most of an agent's context and goes stale fastest: a file read twenty steps ago is rarely needed
+verbatim, and the model can run the tool again. So, like Anthropic's ``clear_tool_uses`` context edit (which keeps
+the last 3 tool uses by default) and the observation-masking baseline of agent-context research, this strategy
+replaces the results of all but the most recent tool-using steps by a one-line placeholder that keeps the tool
+name, a digest of the call's arguments and the original size; and clips huge results, even recent ones, to their
+head and tail.
+
+What counts as a *turn* here: one tool-using step (an assistant message that made calls, with its results). In a
+chat, a user turn and its step coincide; in an agent loop the whole trajectory is often a single user turn (the
+Claude Code corpus has 3 to 5 user messages for ~200 steps), and counting user turns would never mask anything.
+
+Never touched: the current turn, meaning the last body pair of the chain and anything after it (pending calls,
+the reasoning signatures a provider wants back, a trailing user message); results chainsum already masked (the
+placeholder is recognized); summary pairs; results too small for a placeholder to save anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..chain import SUMMARIZATION_TOOL_NAME, match_results
+from ..messages import Message, ResultPart, Text, ToolCall, ToolResult, part_size, utf8_len
+from ._plan import Clip, Mask, Plan, PlanContext, Step
+
+__all__ = [
+    "CLIP_MARKER",
+    "MASK_PREFIX",
+    "MaskStrategy",
+    "args_digest",
+    "clip_result",
+    "current_turn_start",
+    "is_masked",
+    "mask_result",
+    "masked_text",
+    "plan_masks",
+    "result_bytes",
+]
+
+MASK_PREFIX = "[chainsum: tool output masked"
+"""Start of the placeholder that replaces a masked tool result (how masking recognizes its own work)."""
+
+CLIP_MARKER = "[chainsum: clipped"
+"""Start of the marker between the head and tail of a clipped tool result."""
+
+_ARGS_EXCERPT = 80
+
+
+def result_bytes(result: ToolResult) -> int:
+    """Size of a result's content in bytes (text as UTF-8, inline data by length), as the chain counts it."""
+    content = result.content
+    if isinstance(content, str):
+        return utf8_len(content)
+    return sum(part_size(p) for p in content)
+
+
+def is_masked(result: ToolResult) -> bool:
+    return isinstance(result.content, str) and result.content.startswith(MASK_PREFIX)
+
+
+def _result_text(result: ToolResult) -> str:
+    return result.content if isinstance(result.content, str) else result.text
+
+
+def args_digest(call: ToolCall | None) -> str:
+    """A short, stable stand-in for a call's arguments: the JSON text itself when short, else its start and a
+    sha256 prefix (so two different long calls never read the same)."""
+    if call is None:
+        return "?"
+    args = " ".join(call.arguments.split())
+    if len(args) <= _ARGS_EXCERPT:
+        return args
+    digest = hashlib.sha256(call.arguments.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{args[:_ARGS_EXCERPT]}… sha256:{digest}"
+
+
+def masked_text(result: ToolResult, call: ToolCall | None) -> str:
+    """The placeholder for a masked result: enough for the model to know what it ran, and to run it again."""
+    name = result.name or (call.name if call else None) or "?"
+    return f"{MASK_PREFIX}: tool={name} args={args_digest(call)} original={result_bytes(result)} bytes]"
+
+
+def mask_result(result: ToolResult, call: ToolCall | None) -> ToolResult:
+    return ToolResult(
+        call_id=result.call_id,
+        name=result.name,
+        content=masked_text(result, call),
+        is_error=result.is_error,
+        extras=result.extras,
+    )
+
+
+def clip_result(result: ToolResult, head: int, tail: int) -> ToolResult:
+    """Head and tail of a result's text with a marker saying how much was cut. Non-text content (images, files)
+    is kept in front of the clipped text: clipping is about text; masking handles the rest."""
+    content = result.content
+    others: tuple[ResultPart, ...] = ()
+    if isinstance(content, str):
+        text = content
+    else:
+        text = "\n".join(p.text for p in content if isinstance(p, Text))
+        others = tuple(p for p in content if not isinstance(p, Text))
+    if len(text) <= head + tail:
+        return result
+    cut = len(text) - head - tail
+    clipped = f"{text[:head]}\n{CLIP_MARKER} {cut} of {len(text)} characters]\n{text[len(text) - tail :]}"
+    new_content: str | tuple[ResultPart, ...] = (*others, Text(text=clipped)) if others else clipped
+    return ToolResult(
+        call_id=result.call_id, name=result.name, content=new_content, is_error=result.is_error, extras=result.extras
+    )
+
+
+def current_turn_start(messages: Sequence[Message]) -> int:
+    """Index where the current turn starts: the last assistant message (the last body pair, whose calls may be
+    pending or signed), or the end when there is none. Nothing from here on is ever masked, clipped or
+    summarized by chainsum's own strategies."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "assistant":
+            return i
+    return len(messages)
+
+
+def _calls_for_results(messages: Sequence[Message], limit: int) -> dict[tuple[int, int], ToolCall | None]:
+    """For each (message index, part index) of a tool result before `limit`, the call it answers (None when
+    it answers nothing visible), pairing the way the chain does."""
+    out: dict[tuple[int, int], ToolCall | None] = {}
+    i = 0
+    while i < limit:
+        m = messages[i]
+        j = i + 1
+        while j < len(messages) and messages[j].role == "tool":
+            j += 1
+        if j > i + 1 and m.role != "tool":
+            slots = [(k, pi, p) for k in range(i + 1, j) for pi, p in enumerate(messages[k].parts)]
+            results = [p for _, _, p in slots if isinstance(p, ToolResult)]
+            answers, _ = match_results(m.tool_calls, results)
+            by_result = {id(r): c for c, r in zip(m.tool_calls, answers, strict=True) if r is not None}
+            for k, pi, p in slots:
+                if isinstance(p, ToolResult):
+                    out[(k, pi)] = by_result.get(id(p))
+        i = j if j > i + 1 else i + 1
+    return out
+
+
+def plan_masks(
+    messages: Sequence[Message],
+    ctx: PlanContext,
+    *,
+    keep_last_turns: int,
+    clip_chars: int,
+    head: int,
+    tail: int,
+    need: int | None,
+) -> list[Step]:
+    """Mask and clip steps, oldest first, stopping once their estimated saving reaches `need` tokens (all of
+    them when `need` is None). Shared with the ``auto`` strategy, whose first, cheapest phase this is."""
+    limit = current_turn_start(messages)
+    steps_with_calls = [i for i in range(limit) if messages[i].tool_calls and messages[i].role != "tool"]
+    if keep_last_turns == 0:
+        recent_from = limit
+    elif keep_last_turns <= len(steps_with_calls):
+        recent_from = steps_with_calls[-keep_last_turns]
+    else:
+        recent_from = 0
+    calls = _calls_for_results(messages, limit)
+    counter = ctx.counter
+
+    def tokens_of(i: int, result: ToolResult) -> int:
+        # a tool message holding just this result is counted already (counters cache per message)
+        message = messages[i]
+        return counter.count_message(message) if len(message.parts) == 1 else counter.count_text(_result_text(result))
+
+    out: list[Step] = []
+    saved = 0
+    for (i, pi), call in sorted(calls.items()):
+        if need is not None and saved >= need:
+            break
+        result = messages[i].parts[pi]
+        assert isinstance(result, ToolResult)
+        if is_masked(result) or result.name == SUMMARIZATION_TOOL_NAME:
+            continue
+        if call is not None and call.name == SUMMARIZATION_TOOL_NAME:
+            continue
+        size = result_bytes(result)
+        if i < recent_from:
+            placeholder = masked_text(result, call)
+            if size > utf8_len(placeholder):
+                saving = 0 if need is None else tokens_of(i, result) - counter.count_text(placeholder)
+                if need is None or saving > 0:
+                    reason = f"old tool output ({size} bytes), before the last {keep_last_turns} tool-using steps"
+                    out.append(Mask(index=i, part=pi, reason=reason))
+                    saved += saving
+                    continue
+        text = _result_text(result)
+        if len(text) > clip_chars and CLIP_MARKER not in text:
+            kept = head + tail
+            saving = 0 if need is None else tokens_of(i, result) * (len(text) - kept) // len(text)
+            reason = f"tool output of {len(text)} characters exceeds {clip_chars}; keeping head and tail"
+            out.append(Clip(index=i, part=pi, head=head, tail=tail, reason=reason))
+            saved += saving
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class MaskStrategy:
+    """Mask old tool output and clip huge tool output; never calls a model.
+
+    With a budget it masks oldest first and stops as soon as the estimate fits (fewer edits, more of the prompt
+    cache survives); without one it masks and clips everything it may.
+    """
+
+    keep_last_turns: int = 3
+    """Tool-using steps (before the current turn) whose results stay verbatim."""
+    clip_chars: int = 20000
+    """Results longer than this (in characters) are clipped, even recent ones."""
+    head: int = 4000
+    """Characters a clipped result keeps from its start."""
+    tail: int = 2000
+    """Characters a clipped result keeps from its end."""
+    name: str = "mask"
+
+    def __post_init__(self) -> None:
+        if self.keep_last_turns < 0:
+            raise ValueError(f"keep_last_turns must be >= 0, got {self.keep_last_turns}")
+        if self.head < 0 or self.tail < 0 or self.head + self.tail >= self.clip_chars:
+            raise ValueError(
+                f"head ({self.head}) + tail ({self.tail}) must be non-negative and below clip_chars ({self.clip_chars})"
+            )
+
+    def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
+        need: int | None = None
+        if ctx.budget is not None:
+            tokens = ctx.counter.count_messages(messages)
+            if tokens <= ctx.budget:
+                return Plan(note=f"fits the budget ({tokens} <= {ctx.budget} tokens): nothing to do")
+            need = tokens - ctx.budget
+        steps = plan_masks(
+            messages,
+            ctx,
+            keep_last_turns=self.keep_last_turns,
+            clip_chars=self.clip_chars,
+            head=self.head,
+            tail=self.tail,
+            need=need,
+        )
+        if not steps:
+            return Plan(note="no tool output left to mask or clip")
+        return Plan(tuple(steps), note=f"{len(steps)} tool results to mask or clip")

@@ -1,0 +1,134 @@
+"""Plans: what a strategy decides, as data. The executor (`_execute.py`) is the only code that changes messages.
+
+A plan is a tuple of steps over the *flat* message list a strategy was given (indices into it). Steps never
+overlap. A strategy is a planner: ``plan(messages, ctx) -> Plan``. The executor applies a plan, then asks the
+strategy again on the result, until the plan is empty, the history fits the budget, or `max_rounds` is reached:
+multi-phase algorithms (the sections spec: sections, then oversized pairs, then last-section rotation, then QA
+pairs) are one planner that looks at the current state each round. Nothing here calls a model, so a dry run can
+print plans.
+
+Steps:
+
+- `Summarize`: replace ``messages[start:end]`` by a summary, rendered from that span (plus, for the
+  "human messages as context" case, the human messages in `context`, which are shown to the summarizer but not
+  replaced). `form` says how the summary enters the history (see `SummaryForm`).
+- `SummarizePart`: replace the content of one oversized part (a tool result or a text) by its summary, in place
+  (safe-split's message-level summarization).
+- `Mask`: replace an old tool result's content by a short placeholder (no model).
+- `Clip`: keep the head and tail of a huge tool result, with a marker in between (no model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+from ..messages import Message
+from ..summarize._transcript import TranscriptCase
+from ..tokens import TokenCounter
+
+__all__ = [
+    "Clip",
+    "Mask",
+    "Plan",
+    "PlanContext",
+    "Step",
+    "Strategy",
+    "Summarize",
+    "SummarizePart",
+    "SummaryForm",
+    "TranscriptCase",
+]
+
+SummaryForm: TypeAlias = Literal["pair", "completion", "system", "user", "snapshot"]
+"""How a summary enters the history:
+
+- ``pair``: the chain spec's synthetic `execute_task_and_return_summary` call and result (a Summarization body
+  pair), with the fake reasoning signature when the replaced content had tool-call reasoning;
+- ``completion``: an assistant text starting with `SUMMARIZED_CONTENT_PREFIX` (a Completion pair);
+- ``system``: a system message tagged with the summary depth (the ratio strategy; provider repair later folds it
+  into a user turn for providers that allow system text only at the start);
+- ``user``: a user message holding the summary (used when human messages themselves are summarized);
+- ``snapshot``: safe-split's context-restoration message wrapping a ``<state_snapshot>``.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Summarize:
+    start: int
+    end: int
+    form: SummaryForm
+    reason: str
+    """Why, in words a dry run prints (e.g. "section 3 has 7 body pairs; sections before the last 1 keep one")."""
+    case: TranscriptCase = "context"
+    context: tuple[int, ...] = ()
+    """Indices of human messages shown to the summarizer as context but kept in the history."""
+    kind: Literal["summarize"] = "summarize"
+
+
+@dataclass(frozen=True, slots=True)
+class SummarizePart:
+    index: int
+    part: int
+    reason: str
+    kind: Literal["summarize_part"] = "summarize_part"
+
+
+@dataclass(frozen=True, slots=True)
+class Mask:
+    index: int
+    part: int
+    reason: str
+    kind: Literal["mask"] = "mask"
+
+
+@dataclass(frozen=True, slots=True)
+class Clip:
+    index: int
+    part: int
+    head: int
+    """Characters kept from the start."""
+    tail: int
+    """Characters kept from the end."""
+    reason: str
+    kind: Literal["clip"] = "clip"
+
+
+Step: TypeAlias = Summarize | SummarizePart | Mask | Clip
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    steps: tuple[Step, ...] = ()
+    note: str = ""
+    """What the planner concluded (printed in dry runs), e.g. "fits the budget: nothing to do"."""
+
+    def __bool__(self) -> bool:
+        return bool(self.steps)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanContext:
+    """What a planner may look at besides the messages."""
+
+    budget: int | None
+    """Target size in tokens (None: the strategy's own thresholds decide, as in the specs)."""
+    counter: TokenCounter
+    round: int = 0
+    """Which round of the executor loop this is (0 first)."""
+    depth: int = 0
+    """How many summaries deep the history already is (summaries of summaries)."""
+    extra: dict[str, object] = field(default_factory=dict[str, object])
+    """Facts from the executor: `compact` sets ``tokens_before`` (the input's size when compaction started), which
+    ``auto`` uses as the base of its default target when no budget is given."""
+
+
+class Strategy(Protocol):
+    """A planner. Must be deterministic, must never include system messages in a step, must cut only where
+    `chainsum.chain.safe_cuts` allows, must never touch the last body pair of a section (the current turn)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan: ...

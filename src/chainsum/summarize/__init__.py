@@ -1,0 +1,70 @@
+"""Summarizers: the protocol, transcript rendering, the extractive default, LLM summarizers, map-reduce."""
+
+from typing import TYPE_CHECKING, Any
+
+from ._extractive import Extraction, ExtractiveSummarizer
+from ._mapreduce import approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
+from ._protocol import Summarizer, SummarizerLike, call_summarizer
+from ._transcript import (
+    TRANSCRIPT_INSTRUCTIONS,
+    ParsedTranscript,
+    TranscriptBlock,
+    TranscriptCase,
+    parse_transcript,
+    render_consolidation,
+    render_transcript,
+)
+
+__all__ = [
+    "TRANSCRIPT_INSTRUCTIONS",
+    "Extraction",
+    "ExtractiveStructuredSummarizer",
+    "ExtractiveSummarizer",
+    "ParsedTranscript",
+    "StructuredSummarizer",
+    "StructuredSummary",
+    "Summarizer",
+    "SummarizerLike",
+    "TranscriptBlock",
+    "TranscriptCase",
+    "approx_tokens",
+    "call_summarizer",
+    "parse_structured_summary",
+    "parse_transcript",
+    "render_consolidation",
+    "render_transcript",
+    "structured_instructions",
+    "structured_summarizer",
+    "summarize_chunked",
+    "to_state_snapshot",
+    "truncate_to_tokens",
+]
+
+_LAZY = {
+    "ExtractiveStructuredSummarizer",
+    "StructuredSummarizer",
+    "StructuredSummary",
+    "parse_structured_summary",
+    "structured_instructions",
+    "structured_summarizer",
+}
+
+if TYPE_CHECKING:
+    from ._structured import (
+        ExtractiveStructuredSummarizer,
+        StructuredSummarizer,
+        StructuredSummary,
+        parse_structured_summary,
+        structured_instructions,
+        structured_summarizer,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # The structured variant builds a pydantic model at import (~0.2 s): load it only when asked for, so that
+    # `import chainsum` stays quick for callers who never use it.
+    if name in _LAZY:
+        from . import _structured
+
+        return getattr(_structured, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

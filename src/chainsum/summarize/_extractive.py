@@ -1,0 +1,398 @@
+"""The embedded default summarizer: extractive, deterministic, no model, no network, linear time.
+
+It reads the transcript `render_transcript` wrote (parsing its own blocks back) and keeps what model summaries
+most often lose. Users of comparable tools measured it: summaries keep most decisions but drop almost every file
+path, command and measured number the decisions rest on. So this summarizer is a state snapshot of exactly that:
+
+- what the user asked for (each request, shortened),
+- the assistant's decisions and conclusions (sentences with decision cues; else the last sentence of a message),
+- the actions taken (tool calls with their arguments, shell commands),
+- errors seen (tool results flagged as errors, lines that say error/exception/failed/...),
+- every identifier it can find: paths, URLs, emails, function/class/constant names, ids, hashes, error codes,
+  versions, numbers with units, quoted names.
+
+Over budget, repeated items come first, then the most recent; narrative sections are printed in conversation order.
+Linear time: every line is cut into windows of bounded size before pattern matching, and every pattern has bounded
+quantifiers, so the work per character is bounded. `Extraction.scanned` counts the characters matched over, which
+the tests use to check linearity without timing anything.
+
+Consolidation (merging partial summaries) works too: a ``summary`` block written in this module's own format is read
+section by section, so identifiers survive every level of map-reduce.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal, TypeAlias
+
+from ..messages import Message
+from ._transcript import TranscriptCase, parse_transcript, render_transcript
+
+__all__ = ["Extraction", "ExtractiveSummarizer", "Item", "Section"]
+
+Section: TypeAlias = Literal["requests", "decisions", "actions", "errors", "identifiers"]
+SECTIONS: tuple[Section, ...] = ("requests", "decisions", "actions", "errors", "identifiers")
+_TITLES: dict[Section, str] = {
+    "requests": "User requests:",
+    "decisions": "Decisions and conclusions:",
+    "actions": "Actions taken:",
+    "errors": "Errors:",
+    "identifiers": "Identifiers:",
+}
+_BY_TITLE: dict[str, Section] = {title.lower(): name for name, title in _TITLES.items()}
+_SHARES: dict[Section, float] = {
+    "requests": 0.2,
+    "decisions": 0.27,
+    "actions": 0.13,
+    "errors": 0.13,
+    "identifiers": 0.27,
+}
+
+_COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
+_OWN_LINE = re.compile(r"^(?:\(\d{1,12} more left out\)|State snapshot \(extractive\) of \d{1,12} message\(s\)\.)$")
+_WINDOW = 4096
+_HEAD = 2048
+_WS = re.compile(r"\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
+_CUES = re.compile(
+    r"\b(?:decided|decide|decision|chose|choose|will|going to|should|must|instead|because|so that|therefore|"
+    r"conclusion|concluded|root cause|the cause|caused by|fixed|fix(?:es)?|resolved|solved|implemented|added|"
+    r"removed|changed|updated|renamed|created|replaced|switched|use|using|plan|next|done|works|passes|agreed)\b",
+    re.IGNORECASE,
+)
+_ERROR = re.compile(
+    r"\b(?:error|errors|exception|traceback|failed|failure|fatal|panic|denied|refused|not found|timed out|timeout|"
+    r"segmentation fault|cannot|can't|unable to|invalid)\b",
+    re.IGNORECASE,
+)
+_IDENTIFIERS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\b(?:https?|ftp|file|s3|gs|ws|wss)://[^\s<>\"'`)\]]{1,300}"),
+    re.compile(r"\b[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}\b"),
+    re.compile(r"(?<![\w/:.@-])(?:~|\.{1,2})?/?[\w@+-][\w.@+-]{0,100}(?:/[\w.@+-]{1,100}){1,30}/?"),
+    re.compile(r"\b[A-Za-z]:\\[^\s\"'<>|]{1,300}"),
+    re.compile(
+        r"\b[\w-]{1,100}\.(?i:py|pyi|js|mjs|ts|tsx|jsx|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|swift|md|rst|json|"
+        r"jsonl|ya?ml|toml|ini|cfg|conf|env|txt|csv|tsv|sql|sh|bash|ps1|html|css|scss|xml|lock|log|ipynb|pdf|png|"
+        r"jpe?g|gif|svg|zip|tar|gz|parquet|proto|tf|dockerfile)\b"
+    ),
+    re.compile(r"\b[A-Za-z_][\w]{0,60}(?:\.[A-Za-z_]\w{0,60}){0,6}(?=\()"),
+    re.compile(r"\b[A-Z][a-z0-9]{1,30}(?:[A-Z][a-z0-9]{0,30}){1,8}\b"),
+    re.compile(r"\b[a-z][a-z0-9]{0,30}(?:_[a-z0-9]{1,30}){1,8}\b"),
+    re.compile(r"\b[A-Z][A-Z0-9]{1,20}(?:_[A-Z0-9]{1,20}){1,6}\b"),
+    re.compile(r"\b[A-Za-z_]\w{1,40}(?:\.[A-Za-z_]\w{1,40}){1,6}\b"),
+    re.compile(
+        r"(?<![\w.])\d{1,12}(?:\.\d{1,6})?\s?(?:%|(?:ms|us|ns|s|sec|secs|seconds|min|mins|minutes|h|hrs|hours|"
+        r"days|B|KB|MB|GB|TB|KiB|MiB|GiB|TiB|bytes|tokens|req/s|rps|qps|px|Hz|kHz|MHz|GHz|x|fps|°C|k|M)\b)"
+    ),
+    re.compile(r"\bv\d{1,4}(?:\.\d{1,6}){1,3}(?:[-+][\w.]{1,30})?\b|\b\d{1,4}\.\d{1,6}\.\d{1,6}(?:[-+][\w.]{1,30})?\b"),
+    re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"),
+    re.compile(r"\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}\d)[0-9a-f]{7,40}\b"),
+    re.compile(r"\b[A-Z]{1,6}-?\d{2,6}\b|(?<!\w)#\d{1,7}\b"),
+    re.compile(r"\b[a-z]{2,20}_[A-Za-z0-9]{6,40}\b"),
+    re.compile(r"`[^`\n]{1,80}`"),
+    re.compile(r"(?<![\w\"])\"[^\"\n]{2,60}\"(?![\w\"])"),
+)
+_COMBINED = re.compile("|".join(f"(?:{p.pattern})" for p in _IDENTIFIERS[:-2]))
+"""One pass for all but the quote patterns: leftmost match wins, in the order above (a URL before the path inside
+it, a path before the file name inside it), which is both faster and less noisy than one pass per pattern."""
+_BACKTICKS, _QUOTES = _IDENTIFIERS[-2], _IDENTIFIERS[-1]
+_TRAILING = ".,;:!?)]}'\""
+_NOISE = frozenset({"e.g", "i.e", "etc", "vs", "a.m", "p.m"})
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One extracted item: its text, how often it was seen, and where (first and last line of the transcript's
+    blocks, counted from 0: recency is by line, so the latest of many items in one huge message wins)."""
+
+    text: str
+    count: int
+    first: int
+    last: int
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """What the extractive pass found, per section, before any budget is applied."""
+
+    messages: int
+    sections: dict[Section, tuple[Item, ...]]
+    scanned: int
+    """Characters the patterns were run over (an operation count: bounded by a small multiple of the input)."""
+    content_chars: int = 0
+    """Characters of message content in the transcript (instructions and delimiters excluded)."""
+
+
+class _Collector:
+    """Counts items per section; local to one extraction, never shared."""
+
+    def __init__(self, max_item_chars: int) -> None:
+        self.max_item_chars = max_item_chars
+        self.seen: dict[Section, dict[str, list[int]]] = {name: {} for name in SECTIONS}
+        self.scanned = 0
+
+    def add(self, section: Section, text: str, where: int) -> None:
+        text = _WS.sub(" ", text[: self.max_item_chars * 4]).strip()
+        if len(text) > self.max_item_chars:
+            text = text[: self.max_item_chars - 3].rstrip() + "..."
+        if len(text) < 2:
+            return
+        stats = self.seen[section].get(text)
+        if stats is None:
+            self.seen[section][text] = [1, where, where]
+        else:
+            stats[0] += 1
+            stats[2] = where
+
+    def identifiers(self, line: str, where: int, *, quotes: bool) -> None:
+        for start in range(0, len(line), _WINDOW):
+            window = line[start : start + _WINDOW]
+            found: dict[str, None] = {}  # one count per window, however many patterns match a token
+            for pattern in (_COMBINED, _BACKTICKS, _QUOTES) if quotes else (_COMBINED, _BACKTICKS):
+                self.scanned += len(window)
+                for match in pattern.finditer(window):
+                    token = (
+                        match.group().rstrip(_TRAILING) if not match.group().startswith(("`", '"')) else match.group()
+                    )
+                    if len(token) >= 3 and token.lower() not in _NOISE:
+                        found[token] = None
+            for token in found:
+                self.add("identifiers", token, where)
+
+    def result(self, messages: int) -> Extraction:
+        sections: dict[Section, tuple[Item, ...]] = {}
+        for name in SECTIONS:
+            sections[name] = tuple(Item(text, s[0], s[1], s[2]) for text, s in self.seen[name].items())
+        return Extraction(messages=messages, sections=sections, scanned=self.scanned)
+
+
+def _cost(item: Item) -> int:
+    """Characters an item takes in the output: the bullet, the text, a repeat count and the newline."""
+    return len(item.text) + 4 + (len(str(item.count)) + 4 if item.count > 1 else 0)
+
+
+def _sentences(line: str) -> list[str]:
+    return [s for s in _SENTENCE.split(line[:_WINDOW]) if s.strip()]
+
+
+def _assistant_lines(out: _Collector, lines: Sequence[str], where: int) -> None:
+    found = False
+    last_sentence, last_at = "", where
+    for offset, line in enumerate(lines):
+        at = where + offset
+        if line.startswith("[tool call: "):
+            out.add("actions", line[len("[tool call: ") :].replace("] ", " ", 1), at)
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            continue  # a placeholder: its identifiers are taken already
+        text = line[len("[reasoning] ") :] if line.startswith("[reasoning] ") else line
+        for sentence in _sentences(text):
+            last_sentence, last_at = sentence, at
+            if _CUES.search(sentence[:_WINDOW]):
+                out.add("decisions", sentence, at)
+                found = True
+    if not found and last_sentence:
+        out.add("decisions", last_sentence, last_at)
+
+
+def _tool_lines(out: _Collector, lines: Sequence[str], where: int) -> None:
+    error_result = False
+    for offset, line in enumerate(lines):
+        if line.startswith("[tool result"):
+            error_result = line.endswith(" error]")
+            continue
+        if error_result and line.strip():
+            out.add("errors", line, where + offset)
+            error_result = False
+
+
+def _summary_lines(out: _Collector, lines: Sequence[str], where: int) -> None:
+    """A partial summary: read our own section format back; other lines are treated as assistant prose."""
+    section: Section | None = None
+    prose: list[str] = []
+    for offset, line in enumerate(lines):
+        heading = _BY_TITLE.get(line.strip().lower())
+        if heading is not None:
+            section = heading
+        elif section is not None and line.startswith("- "):
+            out.add(section, _COUNT_SUFFIX.sub("", line[2:]), where + offset)
+        elif _OWN_LINE.match(line):
+            continue
+        elif line.strip():
+            section = None
+            prose.append(line)
+            if _ERROR.search(line[:_WINDOW]):
+                out.add("errors", line, where + offset)
+    _assistant_lines(out, prose, where)
+
+
+def _head(lines: Sequence[str]) -> str:
+    """The start of a message's text (placeholders left out), at most `_HEAD` characters, without joining it all."""
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size >= _HEAD:
+            break
+        if line and not (line.startswith("[") and line.endswith("]")):
+            kept.append(line[: _HEAD - size])
+            size += len(kept[-1]) + 1
+    return " ".join(kept)
+
+
+def _lines(body: str) -> Iterator[str]:
+    start = 0
+    while start <= len(body):
+        end = body.find("\n", start)
+        if end < 0:
+            end = len(body)
+        yield body[start:end]
+        start = end + 1
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveSummarizer:
+    """The default summarizer: ``await ExtractiveSummarizer()(transcript)``, or `summarize_messages` when sync.
+
+    `max_chars` bounds the output; `max_tokens`, when given, bounds it too at about 4 characters a token.
+    """
+
+    max_chars: int = 4000
+    max_tokens: int | None = None
+    ratio: float = 0.3
+    """The summary is at most this share of the content it replaces (never below `min_chars`), so a summary of a
+    short span cannot come out longer than the span: compaction must save space. 1.0 turns the limit off."""
+    min_chars: int = 300
+    max_item_chars: int = 240
+    """Longer requests, sentences and errors are shortened to this (identifiers are never cut below it)."""
+    shares: dict[Section, float] = field(default_factory=lambda: dict(_SHARES), hash=False)
+    """How the budget is split between sections; what a section does not use goes to the others."""
+
+    def __post_init__(self) -> None:
+        if self.max_chars < 200 or (self.max_tokens is not None and self.max_tokens < 50):
+            raise ValueError("budget too small for a summary: max_chars >= 200 and max_tokens >= 50")
+        if not 0.0 < self.ratio <= 1.0 or self.min_chars < 100:
+            raise ValueError("ratio must be in (0, 1] and min_chars >= 100")
+
+    async def __call__(self, transcript: str) -> str:
+        return self.summarize_text(transcript)
+
+    def summarize_messages(
+        self, messages: Sequence[Message], case: TranscriptCase = "context", context: Sequence[Message] = ()
+    ) -> str:
+        """Render `messages` as a transcript and summarize it, synchronously."""
+        return self.summarize_text(render_transcript(messages, case, context))
+
+    async def summarize_messages_async(
+        self, messages: Sequence[Message], case: TranscriptCase = "context", context: Sequence[Message] = ()
+    ) -> str:
+        await asyncio.sleep(0)
+        return self.summarize_messages(messages, case, context)
+
+    def extract(self, transcript: str) -> Extraction:
+        """Parse the transcript's blocks and collect items per section (no budget applied)."""
+        parsed = parse_transcript(transcript)
+        out = _Collector(self.max_item_chars)
+        where = 0
+        for block in parsed.blocks:
+            lines = list(_lines(block.body))
+            for offset, line in enumerate(lines):
+                at = where + offset
+                if block.role == "summary":
+                    if not _OWN_LINE.match(line):
+                        out.identifiers(line, at, quotes=True)
+                    continue
+                code_like = line.startswith(("[tool call: ", "{", "["))
+                out.identifiers(line, at, quotes=not code_like)
+                if line.startswith("$ "):
+                    out.add("actions", line, at)
+                if _ERROR.search(line[:_WINDOW]) and not line.startswith(("[tool call: ", "[tool result")):
+                    out.add("errors", line, at)
+            if block.role == "user" or block.section == "context":
+                out.add("requests", _head(lines), where)
+            elif block.role == "assistant" or block.role == "unknown":
+                _assistant_lines(out, lines, where)
+            elif block.role == "tool":
+                _tool_lines(out, lines, where)
+            elif block.role == "summary":
+                _summary_lines(out, lines, where)
+            where += len(lines)
+        result = out.result(len(parsed.blocks))
+        # Earlier summaries being consolidated do not count: a consolidation is not asked to shrink by `ratio`.
+        return replace(result, content_chars=sum(len(b.body) for b in parsed.blocks if b.role != "summary"))
+
+    def summarize_text(self, transcript: str) -> str:
+        """The summary of a transcript (any text works; a chainsum transcript works best)."""
+        return self.format(self.extract(transcript))
+
+    @property
+    def budget(self) -> int:
+        if self.max_tokens is None:
+            return self.max_chars
+        return min(self.max_chars, self.max_tokens * 4)
+
+    def budget_for(self, extraction: Extraction) -> int:
+        """The budget for this input: `budget`, narrowed to `ratio` of the content (but at least `min_chars`)."""
+        if extraction.content_chars <= 0 or self.ratio >= 1.0:
+            return self.budget
+        return min(self.budget, max(self.min_chars, int(extraction.content_chars * self.ratio)))
+
+    def select(self, extraction: Extraction) -> dict[Section, tuple[list[Item], int]]:
+        """The items each section keeps within the budget, and how many it leaves out."""
+        budget = self.budget_for(extraction) - 80  # the header line
+        needs: dict[Section, int] = {}
+        for name in SECTIONS:
+            needs[name] = sum(_cost(i) for i in extraction.sections[name])
+        present: list[Section] = [n for n in SECTIONS if needs[n]]
+        total_share = sum(self.shares.get(n, 0.0) for n in present) or 1.0
+        allowance: dict[Section, int] = {}
+        left = budget - sum(len(_TITLES[n]) + 24 for n in present)
+        pending: list[Section] = sorted(present, key=lambda n: (needs[n], SECTIONS.index(n)))
+        share_left = total_share
+        for name in pending:  # water-filling: small sections take what they need, the rest is shared
+            fair = int(left * (self.shares.get(name, 0.0) / share_left)) if share_left > 0 else 0
+            allowance[name] = min(needs[name], max(fair, 0))
+            left -= allowance[name]
+            share_left -= self.shares.get(name, 0.0)
+        chosen: dict[Section, tuple[list[Item], int]] = {}
+        for name in present:
+            ranked = sorted(
+                extraction.sections[name], key=lambda i: (i.count < 2, -i.last, -i.count, -len(i.text), i.first)
+            )
+            keep: list[Item] = []
+            used = 0
+            for item in ranked:
+                cost = _cost(item)
+                if used + cost > allowance[name]:
+                    continue
+                if name == "identifiers" and any(item.text in other.text for other in keep):
+                    continue  # "file.py" adds nothing next to "src/file.py"
+                keep.append(item)
+                used += cost
+            if name != "identifiers":
+                keep.sort(key=lambda i: (i.first, i.last))
+            chosen[name] = (keep, len(ranked) - len(keep))
+        return chosen
+
+    def format(self, extraction: Extraction) -> str:
+        """Plain text with one section per kind of item, within the budget."""
+        lines = [f"State snapshot (extractive) of {extraction.messages} message(s)."]
+        left_out = 0
+        for name, (items, dropped) in self.select(extraction).items():
+            left_out += dropped
+            if not items:  # a title with only "n more left out" under it spends the budget on nothing
+                continue
+            lines += ["", _TITLES[name]]
+            if name == "identifiers":
+                lines += ["- " + item.text for item in items]
+            else:
+                lines += ["- " + item.text + (f" (x{item.count})" if item.count > 1 else "") for item in items]
+        if left_out:
+            lines += ["", f"({left_out} more items left out for length)"]
+        if len(lines) == 1:
+            lines.append("No text content.")
+        text = "\n".join(lines)
+        budget = self.budget_for(extraction)
+        return text if len(text) <= budget else text[: budget - 3] + "..."

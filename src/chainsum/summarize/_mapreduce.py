@@ -1,0 +1,258 @@
+"""Chunked summarization (map, then consolidate), for spans larger than the summarizer's input cap.
+
+The summarizer's own input overflowing is one of the failures users report most, so every transcript sent here is
+checked against `max_input_tokens` before the call:
+
+1. If the whole transcript fits, one call.
+2. Otherwise the messages are packed greedily, in order, into chunks whose transcript fits (a message too large on
+   its own is split by text into pieces of the same role); chunks are summarized concurrently, at most
+   `concurrency` at a time.
+3. The partial summaries are consolidated: one pass asking for one coherent summary (or, with ``snapshot=True``,
+   safe-split's single ``<state_snapshot>``). If the consolidation input is itself too large, the partial
+   summaries are grouped and consolidated level by level.
+4. At `max_depth` levels, or as soon as a level does not make the text smaller (a summarizer that echoes or
+   inflates its input), the consolidation input is truncated to fit (head and tail kept, the middle cut with a
+   marker): the spec's forced truncation. A partial summary longer than its own input is cut to that length.
+
+So the number of calls is bounded and the loop always ends, whatever the summarizer returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from typing import TypeVar
+
+from ..messages import Message, Text
+from ._protocol import SummarizerLike, call_summarizer
+from ._transcript import TranscriptCase, render_body, render_consolidation, render_transcript
+
+__all__ = ["approx_tokens", "summarize_chunked", "to_state_snapshot", "truncate_to_tokens"]
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+_SNAPSHOT = re.compile(r"<state_snapshot>(.*?)</state_snapshot>", re.DOTALL)
+_SNAPSHOT_TAG = re.compile(r"</?state_snapshot>")
+
+
+def approx_tokens(text: str) -> int:
+    """The default count when none is given: about 4 characters a token, rounded up (errs on the large side for
+    English and code; pass a real counter for exact caps)."""
+    return (len(text) + 3) // 4
+
+
+def truncate_to_tokens(text: str, max_tokens: int, count_tokens: Callable[[str], int] = approx_tokens) -> str:
+    """`text` cut to at most `max_tokens`, keeping the head (a third) and the tail (the most recent, two thirds)
+    with a marker saying how much was cut. Binary search over the kept length: O(n log n) in counts."""
+    if count_tokens(text) <= max_tokens:
+        return text
+    lo, hi = 0, len(text)
+    best = ""
+    while lo <= hi:
+        keep = (lo + hi) // 2
+        head = keep // 3
+        tail = keep - head
+        marker = f"\n[... {len(text) - keep} characters truncated ...]\n"
+        candidate = text[:head] + marker + (text[len(text) - tail :] if tail else "")
+        if count_tokens(candidate) <= max_tokens:
+            best = candidate
+            lo = keep + 1
+        else:
+            hi = keep - 1
+    return best
+
+
+def to_state_snapshot(text: str) -> str:
+    """Exactly one ``<state_snapshot>...</state_snapshot>`` element: a model's single snapshot is kept, several are
+    merged in order, none is wrapped; stray tags inside are removed so the element cannot be closed early."""
+    inner = [m.group(1).strip() for m in _SNAPSHOT.finditer(text)]
+    body = "\n\n".join(part for part in inner if part) if inner else text.strip()
+    body = _SNAPSHOT_TAG.sub("", body).strip()
+    return f"<state_snapshot>\n{body}\n</state_snapshot>"
+
+
+async def _bounded(limit: int, jobs: Sequence[Callable[[], Awaitable[_T]]]) -> list[_T]:
+    """Run `jobs` with at most `limit` at a time, results in order; on the first failure the rest are cancelled."""
+    semaphore = asyncio.Semaphore(limit)
+
+    async def run(job: Callable[[], Awaitable[_T]]) -> _T:
+        async with semaphore:
+            return await job()
+
+    tasks = [asyncio.ensure_future(run(job)) for job in jobs]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+class _Chunker:
+    """Packs messages into chunks whose rendered transcript fits the cap."""
+
+    def __init__(self, case: TranscriptCase, context: Sequence[Message], cap: int, count: Callable[[str], int]) -> None:
+        self.case: TranscriptCase = case
+        self.context = tuple(context)
+        self.cap = cap
+        self.count = count
+        if self.context and not self._fits([Message.of("user", "")]):
+            logger.warning("context_messages=<%d> | context alone exceeds the input cap; dropped", len(self.context))
+            self.context = ()
+        floor = max(self.count(self.render([Message.of("user", "")])), count(render_consolidation(["x" * 64])))
+        if floor > cap:
+            raise ValueError(f"max_input_tokens={cap} is too small for the summarization instructions alone")
+
+    def render(self, messages: Sequence[Message]) -> str:
+        return render_transcript(messages, self.case, self.context)
+
+    def _fits(self, messages: Sequence[Message]) -> bool:
+        return self.count(self.render(messages)) <= self.cap
+
+    def _pieces(self, message: Message) -> list[Message]:
+        """A message too large on its own, split by text into pieces that each fit."""
+        body = render_body(message)
+        overhead = self.count(self.render([Message.of(message.role, "")]))
+        per_token = len(body) / max(1, self.count(body))
+        size = max(1, int((self.cap - overhead) * per_token * 0.9))
+        pieces: list[Message] = []
+        start = 0
+        while start < len(body):
+            piece = body[start : start + size]
+            while len(piece) > 1 and not self._fits([Message.of(message.role, piece)]):
+                piece = piece[: len(piece) // 2]
+            pieces.append(Message(role=message.role, parts=(Text(text=piece),), name=message.name))
+            start += len(piece)
+        return pieces
+
+    def chunks(self, messages: Sequence[Message]) -> list[list[Message]]:
+        base = self.count(self.render([Message.of("user", "")]))
+        units: list[Message] = []
+        for message in messages:
+            units.extend([message] if self._fits([message]) else self._pieces(message))
+        chunks: list[list[Message]] = []
+        current: list[Message] = []
+        used = base
+        for unit in units:
+            cost = max(1, self.count(self.render([unit])) - base)
+            if current and used + cost > self.cap:
+                chunks.append(current)
+                current, used = [], base
+            current.append(unit)
+            used += cost
+        if current:
+            chunks.append(current)
+        return [part for chunk in chunks for part in self._verified(chunk)]
+
+    def _verified(self, chunk: list[Message]) -> list[list[Message]]:
+        """Token counts are not exactly additive: halve a packed chunk until its real transcript fits."""
+        if len(chunk) == 1 or self._fits(chunk):
+            return [chunk]
+        middle = len(chunk) // 2
+        return self._verified(chunk[:middle]) + self._verified(chunk[middle:])
+
+
+async def _summarize_capped(summarizer: SummarizerLike, transcript: str, limit: int) -> str:
+    """One call; a summary longer than `limit` characters (its own input) is cut to it: a summary must not grow."""
+    summary = await call_summarizer(summarizer, transcript)
+    return summary if len(summary) <= limit else summary[:limit]
+
+
+def _group(summaries: Sequence[str], cap: int, count: Callable[[str], int], snapshot: bool) -> list[list[str]]:
+    groups: list[list[str]] = []
+    current: list[str] = []
+    for summary in summaries:
+        if current and count(render_consolidation([*current, summary], snapshot=snapshot)) > cap:
+            groups.append(current)
+            current = []
+        current.append(summary)
+    if current:
+        groups.append(current)
+    return groups
+
+
+async def summarize_chunked(
+    summarizer: SummarizerLike,
+    messages: Sequence[Message],
+    *,
+    case: TranscriptCase,
+    context: Sequence[Message] = (),
+    max_input_tokens: int,
+    count_tokens: Callable[[str], int] | None = None,
+    concurrency: int = 8,
+    max_depth: int = 5,
+    snapshot: bool = False,
+) -> str:
+    """Summarize `messages`, chunking and consolidating when their transcript exceeds `max_input_tokens`.
+
+    `snapshot=True` returns a single ``<state_snapshot>`` element (safe-split's form). Errors from the summarizer
+    propagate as `SummarizerError` (the caller falls back; nothing here replaces history). Raises `ValueError` for
+    an empty span or a cap too small for the instructions alone.
+    """
+    if concurrency < 1 or max_depth < 0 or max_input_tokens < 1:
+        raise ValueError("concurrency and max_input_tokens must be >= 1, max_depth >= 0")
+    count = count_tokens or approx_tokens
+    chunker = _Chunker(case, context, max_input_tokens, count)
+    whole = chunker.render(messages)
+    if count(whole) <= max_input_tokens:
+        summary = await _summarize_capped(summarizer, whole, len(whole))
+        return to_state_snapshot(summary) if snapshot else summary
+    chunks = chunker.chunks(messages)
+    logger.debug("messages=<%d>, chunks=<%d> | map", len(messages), len(chunks))
+    transcripts = [chunker.render(chunk) for chunk in chunks]
+    summaries = await _bounded(concurrency, [partial(_summarize_capped, summarizer, t, len(t)) for t in transcripts])
+    result = await _consolidate(summarizer, summaries, max_input_tokens, count, concurrency, max_depth, snapshot)
+    return to_state_snapshot(result) if snapshot else result
+
+
+async def _consolidate(
+    summarizer: SummarizerLike,
+    summaries: list[str],
+    cap: int,
+    count: Callable[[str], int],
+    concurrency: int,
+    max_depth: int,
+    snapshot: bool,
+) -> str:
+    depth = 0
+    while True:
+        depth += 1
+        transcript = render_consolidation(summaries, snapshot=snapshot)
+        if count(transcript) <= cap:
+            return await _summarize_capped(summarizer, transcript, len(transcript))
+        groups = _group(summaries, cap, count, snapshot)
+        if depth >= max_depth or len(groups) >= len(summaries):
+            return await _forced(summarizer, summaries, cap, count, snapshot, depth)
+        logger.debug("depth=<%d>, summaries=<%d>, groups=<%d> | consolidate", depth, len(summaries), len(groups))
+        rendered = [render_consolidation(g, snapshot=snapshot) for g in groups]
+        merged = await _bounded(concurrency, [partial(_summarize_capped, summarizer, t, len(t)) for t in rendered])
+        if sum(len(m) for m in merged) >= sum(len(s) for s in summaries):
+            return await _forced(summarizer, merged, cap, count, snapshot, depth)
+        summaries = merged
+
+
+async def _forced(
+    summarizer: SummarizerLike,
+    summaries: Sequence[str],
+    cap: int,
+    count: Callable[[str], int],
+    snapshot: bool,
+    depth: int,
+) -> str:
+    """The depth limit (or no progress): cut the joined summaries to fit, then one last consolidation."""
+    logger.warning("depth=<%d>, summaries=<%d> | consolidation forced by truncation", depth, len(summaries))
+    overhead = count(render_consolidation(["x"], snapshot=snapshot))
+    joined = "\n\n".join(summaries)
+    room = max(1, cap - overhead)
+    text = truncate_to_tokens(joined, room, count)
+    transcript = render_consolidation([text], snapshot=snapshot)
+    while count(transcript) > cap and text:
+        room = max(0, room - max(1, room // 10))
+        text = truncate_to_tokens(joined, room, count) if room else ""
+        transcript = render_consolidation([text], snapshot=snapshot)
+    return await _summarize_capped(summarizer, transcript, len(transcript))

@@ -1,0 +1,46 @@
+"""What a summarizer is: a callable from a rendered transcript to summary text.
+
+Async is the core (``async def f(transcript: str) -> str``); plain functions are accepted too and run as they
+are (they should be quick or release the GIL). `call_summarizer` adapts either kind and checks the output, so the
+rest of chainsum never sees a non-string or an empty summary.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TypeAlias, cast
+
+from ..errors import MissingDependencyError, SummarizerError
+
+__all__ = ["Summarizer", "SummarizerLike", "call_summarizer"]
+
+Summarizer: TypeAlias = Callable[[str], Awaitable[str]]
+"""The async form every summarizer is adapted to."""
+
+SummarizerLike: TypeAlias = Callable[[str], Awaitable[str] | str]
+"""What users may pass: an async or a sync callable, transcript in, summary text out."""
+
+
+async def call_summarizer(summarizer: SummarizerLike, transcript: str) -> str:
+    """Call a sync or async summarizer and return its text, stripped.
+
+    Raises `SummarizerError` (kind ``empty``) for empty or whitespace output and (kind ``invalid``) for a result
+    that is not a string; exceptions the summarizer raises itself that are not `SummarizerError` are wrapped as
+    kind ``transport`` so callers handle one type.
+    """
+    result: object
+    try:
+        result = cast(object, summarizer(transcript))  # user code: trust no annotation
+        if inspect.isawaitable(result):
+            result = cast(object, await result)
+    except (SummarizerError, MissingDependencyError):
+        raise
+    except Exception as exc:  # a failing user callable must not escape as an arbitrary type
+        raise SummarizerError(f"{type(exc).__name__}: {exc}", kind="transport") from exc
+    if not isinstance(result, str):
+        raise SummarizerError(f"returned {type(result).__name__}, not text", kind="invalid")
+    text = result.strip()
+    if not text:
+        raise SummarizerError("returned an empty summary", kind="empty")
+    return text

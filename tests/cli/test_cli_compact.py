@@ -1,0 +1,144 @@
+"""``chainsum compact`` as a user runs it: the extractive default, every strategy, the report, dry runs, provider
+output, an OpenAI-compatible endpoint on loopback, and bad options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from chainsum.cli._app import app
+from chainsum.formats import load
+from chainsum.rules import validate
+from chainsum.testing import FakeLLMServer
+from chainsum.testing.fake_llm import FakeStatus, FakeText
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "examples" / "support-session.json")
+REPORT_KEYS = {
+    "tokens_before",
+    "tokens_after",
+    "messages_before",
+    "messages_after",
+    "messages_summarized",
+    "summarizer_calls",
+    "summarizer_input_tokens",
+    "seconds",
+    "strategy",
+    "valid",
+}
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("strategy", ["auto", "sections", "safe-split", "ratio", "mask"])
+def test_every_strategy_shrinks_the_example_and_stays_valid(tmp_path: Path, strategy: str) -> None:
+    out, report = tmp_path / "out.json", tmp_path / "report.json"
+    code, _, err = run(
+        "compact", EXAMPLE, "--budget", "900", "--strategy", strategy, "-o", str(out), "--report", str(report)
+    )
+    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert set(data) >= REPORT_KEYS
+    assert data["strategy"] == strategy and data["valid"] is True
+    assert data["tokens_after"] < data["tokens_before"]
+    conv = load(json.loads(out.read_text()))
+    assert conv.format == "openai"  # written in the input's format
+    assert conv.messages[0] == load(json.loads(Path(EXAMPLE).read_text())).messages[0]  # system prompt verbatim
+    assert validate(conv.messages, "openai") == []
+
+
+def test_provider_writes_its_format_and_validates(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    code, _, err = run("compact", EXAMPLE, "--budget", "800", "--provider", "anthropic", "-o", str(out))
+    assert code == 0, err
+    doc = json.loads(out.read_text())
+    assert doc["system"].startswith("You are a careful")
+    assert validate(load(doc, "anthropic").messages, "anthropic") == []
+
+
+def test_dry_run_prints_the_plan_and_calls_no_model(tmp_path: Path) -> None:
+    with FakeLLMServer(default=FakeText(text="should not be called")) as server:
+        code, out, err = run(
+            "compact",
+            EXAMPLE,
+            "--budget",
+            "700",
+            "--dry-run",
+            "--summarizer",
+            "openai:gpt-x",
+            "--base-url",
+            server.openai_base_url,
+        )
+        requests = list(server.requests)
+    assert code == 0, err
+    assert "round 1" in out and "mask message 3" in out
+    assert requests == []
+
+
+def test_openai_compatible_endpoint_on_loopback(tmp_path: Path) -> None:
+    out, report = tmp_path / "out.json", tmp_path / "r.json"
+    with FakeLLMServer(default=FakeText(text="The agent fixed orders/service.py (KeyError 'total').")) as server:
+        code, _, err = run(
+            "compact",
+            EXAMPLE,
+            "--budget",
+            "700",
+            "--strategy",
+            "ratio",
+            "--summarizer",
+            "openai:gpt-x",
+            "--base-url",
+            server.openai_base_url,
+            "-o",
+            str(out),
+            "--report",
+            str(report),
+        )
+        requests = list(server.requests)
+    assert code == 0, err
+    assert requests and all(r.json["model"] == "gpt-x" for r in requests)
+    assert json.loads(report.read_text())["summarizer_calls"] == len(requests)
+    assert "orders/service.py (KeyError 'total')" in out.read_text()
+
+
+def test_failing_endpoint_keeps_the_originals(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    with FakeLLMServer(default=FakeStatus(status=500)) as server:
+        code, _, err = run(
+            "compact",
+            EXAMPLE,
+            "--budget",
+            "700",
+            "--strategy",
+            "ratio",
+            "--summarizer",
+            "openai:gpt-x",
+            "--base-url",
+            server.openai_base_url,
+            "-o",
+            str(out),
+        )
+    assert code == 0
+    assert "summarizer error" in err
+    assert json.loads(out.read_text()) == json.loads(Path(EXAMPLE).read_text())  # fails open: nothing lost
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--strategy", "magic"], "unknown strategy"),
+        (["--summarizer", "gpt"], "extractive"),
+        (["--budget", "0"], "--budget"),
+        (["--provider", "mistral"], "unknown provider"),
+    ],
+)
+def test_bad_options_are_one_line_exit_2(args: list[str], needle: str) -> None:
+    code, out, err = run("compact", EXAMPLE, *args)
+    assert code == 2 and needle in err and "Traceback" not in err and out == ""

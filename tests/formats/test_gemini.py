@@ -1,0 +1,647 @@
+"""Gemini contents: golden fixtures, turn splitting, signatures, conversions, hostile input, round-trip properties."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import gc
+import json
+import random
+import string
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chainsum.errors import FormatError
+from chainsum.formats import Dropped, detect, gemini
+from chainsum.messages import (
+    File,
+    Image,
+    Message,
+    Opaque,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+    messages_from_list,
+    messages_to_list,
+)
+from strategies import histories
+
+FIXTURES = Path(__file__).parent / "fixtures" / "gemini"
+NAMES = sorted(p.name.removesuffix(".wire.json") for p in FIXTURES.glob("*.wire.json"))
+
+
+def _fixture(name: str, kind: str) -> Any:
+    return json.loads((FIXTURES / f"{name}.{kind}.json").read_text(encoding="utf-8"))
+
+
+def _round_trip(doc: Any) -> Any:
+    conv = gemini.load(doc)
+    return gemini.dump(conv.messages, conv.envelope)
+
+
+# --- golden fixtures ------------------------------------------------------------------------------------------
+
+
+def test_fixtures_present() -> None:
+    assert NAMES == ["legacy_edges", "request", "sdk_snake"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_load_matches_canonical_fixture(name: str) -> None:
+    conv = gemini.load(_fixture(name, "wire"))
+    assert conv.format == "gemini"
+    assert messages_to_list(conv.messages) == _fixture(name, "canonical")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_dump_of_load_is_identity(name: str) -> None:
+    wire = _fixture(name, "wire")
+    assert _round_trip(wire) == wire
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_canonical_json_form_is_lossless(name: str) -> None:
+    """The chainsum JSON form keeps every hint: dumping messages read back from it gives the wire again."""
+    wire = _fixture(name, "wire")
+    envelope = gemini.load(wire).envelope
+    messages = messages_from_list(_fixture(name, "canonical"))
+    assert gemini.dump(messages, envelope) == wire
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_detected_as_gemini(name: str) -> None:
+    assert detect(_fixture(name, "wire")) == "gemini"
+
+
+@pytest.mark.parametrize(
+    ("doc", "score"),
+    [
+        ({"contents": []}, 2),
+        ([{"role": "user", "parts": [{"text": "hi"}]}], 2),
+        ([{"parts": [{"text": "hi"}]}], 2),
+        ([], 1),
+        ([{"role": "user", "content": "hi"}], 0),
+        ([{"role": "user", "content": [{"text": "hi"}]}], 0),
+        ([{"role": "assistant", "parts": [{"text": "hi"}]}], 0),
+        ([{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "hi"}]}], 0),
+        ([{"role": "user", "parts": [{"type": "text", "text": "hi"}]}], 0),
+        ([{"role": "user", "parts": "hi"}], 0),
+        ({"messages": []}, 0),
+        ({"contents": "hi"}, 0),
+        ("hi", 0),
+        ([1], 0),
+    ],
+)
+def test_sniff(doc: Any, score: int) -> None:
+    assert gemini.sniff(doc) == score
+
+
+# --- splitting and rejoining user turns -----------------------------------------------------------------------
+
+_CALL = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}, {"functionCall": {"name": "g"}}]}
+
+
+def _fr(name: str, output: str) -> dict[str, Any]:
+    return {"functionResponse": {"name": name, "response": {"output": output}}}
+
+
+def test_mixed_user_turn_splits_into_tool_then_user() -> None:
+    doc = [_CALL, {"role": "user", "parts": [_fr("f", "1"), _fr("g", "2"), {"text": "and now?"}]}]
+    messages = gemini.load(doc).messages
+    assert messages[1:] == (
+        Message(
+            role="tool",
+            parts=(ToolResult(call_id="", name="f", content="1"), ToolResult(call_id="", name="g", content="2")),
+        ),
+        Message.of("user", "and now?"),
+    )
+    assert gemini.dump(messages) == {"contents": doc}
+
+
+def test_interleaved_turn_rejoins_in_wire_order() -> None:
+    turn = {"role": "user", "parts": [{"text": "a"}, _fr("f", "1"), {"text": "b"}, _fr("g", "2")]}
+    messages = gemini.load([_CALL, turn]).messages
+    assert [m.role for m in messages] == ["assistant", "tool", "user"]
+    assert messages[1].extras == {"gemini": {"layout": "utut"}}
+    assert gemini.dump(messages)["contents"][1] == turn
+
+
+def test_edited_split_turn_falls_back_to_results_first() -> None:
+    turn = {"role": "user", "parts": [{"text": "a"}, _fr("f", "1"), {"text": "b"}, _fr("g", "2")]}
+    call, tool, user = gemini.load([_CALL, turn]).messages
+    shorter = user.with_parts(user.parts[:1])  # the layout no longer fits: results first, then the rest
+    assert gemini.dump([call, tool, shorter])["contents"][1] == {
+        "role": "user",
+        "parts": [_fr("f", "1"), _fr("g", "2"), {"text": "a"}],
+    }
+    assert gemini.dump([call, tool])["contents"][1] == {"role": "user", "parts": [_fr("f", "1"), _fr("g", "2")]}
+
+
+def test_consecutive_user_turns_stay_apart_but_foreign_runs_merge() -> None:
+    doc = [_CALL, {"role": "user", "parts": [_fr("f", "1"), _fr("g", "2")]}, {"role": "user", "parts": [{"text": "x"}]}]
+    messages = gemini.load(doc).messages
+    assert messages[2].extras == {"gemini": {"turn": "new"}}
+    assert gemini.dump(messages) == {"contents": doc}
+    foreign = [Message(role=m.role, parts=m.parts) for m in messages]  # the same history without hints
+    assert gemini.dump(foreign)["contents"][1:] == [
+        {"role": "user", "parts": [_fr("f", "1"), _fr("g", "2"), {"text": "x"}]}
+    ]
+
+
+# --- thought signatures ---------------------------------------------------------------------------------------
+
+
+def test_thought_signatures_ride_on_their_parts_exactly() -> None:
+    signature = "CiQBjz1rX2sigAxN0pRMmYHUiIdnA0kDwX4pHrb5Yh3aD9sIzA=="
+    doc = [
+        {"role": "user", "parts": [{"text": "weather in Paris and Lyon?"}]},
+        {
+            "role": "model",
+            "parts": [
+                {"functionCall": {"name": "w", "args": {"city": "Paris"}}, "thoughtSignature": signature},
+                {"functionCall": {"name": "w", "args": {"city": "Lyon"}}},
+            ],
+        },
+    ]
+    messages = gemini.load(doc).messages
+    assert messages[1] == Message(
+        role="assistant",
+        parts=(
+            ToolCall(id="", name="w", arguments='{"city":"Paris"}', reasoning=Reasoning(signature=signature)),
+            ToolCall(id="", name="w", arguments='{"city":"Lyon"}'),
+        ),
+    )
+    again = messages_from_list(json.loads(json.dumps(messages_to_list(messages))))
+    assert gemini.dump(again) == {"contents": doc}
+
+
+def test_thought_parts_and_signature_only_parts() -> None:
+    parts = [
+        {"text": "plan", "thought": True, "thoughtSignature": "c2ln"},
+        {"thoughtSignature": "b25seQ=="},
+        {"text": "answer", "thoughtSignature": "dGV4dA=="},
+    ]
+    messages = gemini.load([{"role": "model", "parts": parts}]).messages
+    assert messages[0].parts == (
+        Reasoning(text="plan", signature="c2ln"),
+        Reasoning(signature="b25seQ==", extras={"gemini": {"form": "signature"}}),
+        Text(text="answer", reasoning=Reasoning(signature="dGV4dA==")),
+    )
+    assert _round_trip([{"role": "model", "parts": parts}]) == [{"role": "model", "parts": parts}]
+
+
+def test_snake_case_sdk_dump_keeps_its_spelling_and_signature() -> None:
+    wire = _fixture("sdk_snake", "wire")
+    messages = gemini.load(wire).messages
+    call = messages[1].parts[1]
+    assert isinstance(call, ToolCall)
+    assert call.reasoning == Reasoning(signature="Q2lRQmp6MXJYMnNpZ0E=")
+    assert call.arguments == '{"room":"kitchen"}'
+    dumped = gemini.dump(messages, gemini.load(wire).envelope)
+    assert dumped[1]["parts"][1]["thought_signature"] == "Q2lRQmp6MXJYMnNpZ0E="
+    assert "thoughtSignature" not in dumped[1]["parts"][1]
+
+
+# --- conversions from other formats ---------------------------------------------------------------------------
+
+
+def test_dump_of_a_foreign_history() -> None:
+    """Canonical messages as an OpenAI Chat history reads them: one tool message per result, no hints."""
+    messages = [
+        Message.of("system", "Be brief."),
+        Message.of("user", "Weather in Paris?", name="alice"),
+        Message(
+            role="assistant",
+            parts=(
+                Reasoning(text="look it up"),
+                Reasoning(data="ENCRYPTED"),
+                ToolCall(id="call_1", name="weather", arguments='{"city": "Paris"}'),
+                ToolCall(id="call_2", name="clock", arguments=""),
+            ),
+        ),
+        Message(role="tool", parts=(ToolResult(call_id="call_1", content="18C"),)),
+        Message(role="tool", parts=(ToolResult(call_id="call_2", content='{"time": "09:00"}', is_error=False),)),
+        Message.of("system", "The user is in a hurry."),
+        Message.of("user", "Thanks", Image(url="data:image/png;base64,AAAA", media_type="image/png")),
+        Message(
+            role="assistant",
+            parts=(
+                Text(text="Welcome", extras={"openai": {"fields": {"refusal": None}}}),
+                Opaque(format="anthropic", data={"type": "server_tool_use"}),
+            ),
+        ),
+        Message(role="tool", parts=(ToolResult(call_id="call_9", content="boom", is_error=True),)),
+    ]
+    dropped: list[Dropped] = []
+    assert gemini.dump(messages, dropped=dropped) == {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "look it up", "thought": True},
+                    {"functionCall": {"name": "weather", "id": "call_1", "args": {"city": "Paris"}}},
+                    {"functionCall": {"name": "clock", "id": "call_2", "args": {}}},
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"name": "weather", "id": "call_1", "response": {"output": "18C"}}},
+                    {"functionResponse": {"name": "clock", "id": "call_2", "response": {"time": "09:00"}}},
+                    {"text": "[system] The user is in a hurry."},
+                    {"text": "Thanks"},
+                    {"inlineData": {"mimeType": "image/png", "data": "AAAA"}},
+                ],
+            },
+            {"role": "model", "parts": [{"text": "Welcome"}]},
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "", "id": "call_9", "response": {"error": "boom"}}}],
+            },
+        ],
+        "systemInstruction": {"parts": [{"text": "Be brief."}]},
+    }
+    assert [str(d) for d in dropped] == [
+        "message 7: openai-specific fields",
+        "message 5: system message after the first turn sent as user text",
+        "message 1: participant name",
+        "message 2: encrypted reasoning data",
+        "message 7: anthropic block",
+        "message 8: tool result call_9: no tool name (Gemini needs one)",
+    ]
+
+
+def test_dump_reports_what_gemini_cannot_hold() -> None:
+    messages = [
+        Message(
+            role="assistant", parts=(ToolCall(id="c", name="f", arguments="not json", reasoning=Reasoning(text="why")),)
+        ),
+        Message(
+            role="tool",
+            parts=(ToolResult(call_id="c", name="f", content=(Text(text="see"), Image(url="https://x/y.png"))),),
+        ),
+        Message(role="user", parts=(File(name="empty"),)),
+    ]
+    dropped: list[Dropped] = []
+    assert gemini.dump(messages, dropped=dropped)["contents"] == [
+        {"role": "model", "parts": [{"functionCall": {"name": "f", "id": "c", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "f", "id": "c", "response": {"output": "see"}}}]},
+    ]
+    assert dropped == [
+        Dropped(0, "arguments of tool call c (not a JSON object)"),
+        Dropped(0, "reasoning text or data attached to a tool call"),
+        Dropped(1, "images or files in tool result c"),
+        Dropped(2, "file with neither data nor URL"),
+    ]
+
+
+def test_leading_system_messages_join_and_shapes() -> None:
+    messages = [Message.of("system", "a"), Message.of("system", "b"), Message.of("user", "hi")]
+    assert gemini.dump(messages) == {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "systemInstruction": {"parts": [{"text": "a"}, {"text": "b"}]},
+    }
+    # a bare list takes no system instruction: the dump becomes a request
+    bare = gemini.load([{"role": "user", "parts": [{"text": "hi"}]}])
+    assert gemini.dump(bare.messages, bare.envelope) == [{"role": "user", "parts": [{"text": "hi"}]}]
+    assert gemini.dump([messages[0], *bare.messages], bare.envelope) == {
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "systemInstruction": {"parts": [{"text": "a"}]},
+    }
+    text_system = {"contents": [], "system_instruction": "Be kind."}
+    conv = gemini.load(text_system)
+    assert conv.messages == (
+        Message(role="system", parts=(Text(text="Be kind."),), extras={"gemini": {"shape": "text"}}),
+    )
+    assert gemini.dump(conv.messages, conv.envelope) == text_system
+    assert gemini.dump((), conv.envelope) == {"contents": []}
+
+
+@pytest.mark.parametrize(
+    ("response", "content", "is_error", "extras"),
+    [
+        ({"output": "18C"}, "18C", False, {}),
+        ({"error": "boom"}, "boom", True, {}),
+        ({"result": "ok"}, "ok", False, {"gemini": {"key": "result"}}),
+        ({"output": "{not json"}, '{"output":"{not json"}', False, {}),
+        ({"output": 3}, '{"output":3}', False, {}),
+        ({"error": "x", "code": 5}, '{"error":"x","code":5}', True, {}),
+        ({"error": "x", "output": "y"}, '{"error":"x","output":"y"}', False, {}),
+        ({}, "{}", False, {}),
+    ],
+)
+def test_function_response_content(response: dict[str, Any], content: str, is_error: bool, extras: Any) -> None:
+    doc = [{"role": "user", "parts": [{"functionResponse": {"name": "f", "response": response}}]}]
+    (message,) = gemini.load(doc).messages
+    assert message.parts == (ToolResult(call_id="", name="f", content=content, is_error=is_error, extras=extras),)
+    assert _round_trip(doc) == doc
+
+
+@pytest.mark.parametrize(
+    ("data", "canonical"),
+    [
+        ("QUJD", True),
+        ("QUI=", True),
+        ("QQ==", True),
+        ("", True),
+        ("QR==", False),  # non-zero trailing bits: decodes to b"A" but does not re-encode to itself
+        ("QUI", False),  # unpadded
+        ("-_-_", False),  # URL-safe alphabet
+        ("QUJD\nREVG", False),  # MIME line break
+    ],
+)
+def test_base64_is_kept_exactly(data: str, canonical: bool) -> None:
+    doc = [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": data}}]}]
+    (message,) = gemini.load(doc).messages
+    (image,) = message.parts
+    assert isinstance(image, Image)
+    assert image.extras == ({} if canonical else {"gemini": {"b64": data}})
+    assert _round_trip(doc) == doc
+    changed = Image(data=b"other", media_type="image/png", extras=image.extras)  # a stale hint is not used
+    assert gemini.dump([message.with_parts([changed])])["contents"][0]["parts"][0]["inlineData"]["data"] == "b3RoZXI="
+
+
+# --- hostile input --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [
+        ("text", ""),
+        ({"contents": {}}, "contents"),
+        ({"model": "x"}, "contents"),
+        ({"contents": [], "systemInstruction": 5}, "systemInstruction"),
+        ({"contents": [], "systemInstruction": {"parts": "x"}}, "systemInstruction.parts"),
+        ([5], "contents[0]"),
+        ([{"role": "user"}], "contents[0].parts"),
+        ([{"role": "user", "parts": {}}], "contents[0].parts"),
+        ([{"role": "assistant", "parts": []}], "contents[0].role"),
+        ([{"role": 1, "parts": []}], "contents[0].role"),
+        ([{"role": "user", "parts": [[]]}], "contents[0].parts[0]"),
+        ([{"role": "user", "parts": [{"text": 5}]}], "contents[0].parts[0].text"),
+        ([{"role": "user", "parts": [{"text": "x", "thought": "yes"}]}], "contents[0].parts[0].thought"),
+        ([{"role": "user", "parts": [{"text": "x", "thoughtSignature": 1}]}], "contents[0].parts[0].thoughtSignature"),
+        ([{"role": "user", "parts": [{"text": "x", "functionCall": {"name": "f"}}]}], "contents[0].parts[0]"),
+        ([{"role": "model", "parts": [{"functionCall": []}]}], "contents[0].parts[0].functionCall"),
+        ([{"role": "model", "parts": [{"functionCall": {"args": {}}}]}], "contents[0].parts[0].functionCall.name"),
+        (
+            [{"role": "model", "parts": [{"functionCall": {"name": "f", "args": []}}]}],
+            "contents[0].parts[0].functionCall.args",
+        ),
+        (
+            [{"role": "model", "parts": [{"functionCall": {"name": "f", "id": 3}}]}],
+            "contents[0].parts[0].functionCall.id",
+        ),
+        (
+            [{"role": "user", "parts": [{"functionResponse": {"name": "f", "response": "ok"}}]}],
+            "contents[0].parts[0].functionResponse.response",
+        ),
+        (
+            [{"role": "user", "parts": [{"function_response": {"response": {}}}]}],
+            "contents[0].parts[0].function_response.name",
+        ),
+        (
+            [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png"}}]}],
+            "contents[0].parts[0].inlineData.data",
+        ),
+        ([{"role": "user", "parts": [{"inlineData": {"data": "!!!!"}}]}], "contents[0].parts[0].inlineData.data"),
+        ([{"role": "user", "parts": [{"inlineData": {"data": 5}}]}], "contents[0].parts[0].inlineData.data"),
+        (
+            [{"role": "user", "parts": [{"fileData": {"mimeType": 5, "fileUri": "x"}}]}],
+            "contents[0].parts[0].fileData.mimeType",
+        ),
+        ([{"role": "user", "parts": [{"fileData": {"file_uri": "gs://x"}}]}], "contents[0].parts[0].fileData.fileUri"),
+    ],
+)
+def test_malformed_input_names_the_place(doc: Any, where: str) -> None:
+    with pytest.raises(FormatError) as info:
+        gemini.load(doc)
+    assert info.value.where == where
+    assert info.value.format == "gemini"
+
+
+def _paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*path, index))
+
+
+def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    out = copy.deepcopy(doc)
+    node = out
+    for step in path[:-1]:
+        node = node[step]
+    node[path[-1]] = value
+    return out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_node_replaced_by_a_wrong_type_loads_or_fails_cleanly(name: str) -> None:
+    """Each value of each fixture swapped for each JSON type: a FormatError naming a place, or a document that
+    still round-trips exactly. Never another exception."""
+    wire = _fixture(name, "wire")
+    for path in _paths(wire):
+        for value in (None, 0, 1.5, "x", True, [], {}, [1], {"k": None}):
+            doc = _replace(wire, path, value)
+            try:
+                conv = gemini.load(doc)
+            except FormatError as exc:
+                assert exc.where or not path or path == ("contents",), (path, value)
+                continue
+            assert gemini.dump(conv.messages, conv.envelope) == doc, (path, value)
+
+
+_json_leaf = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=8)
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(_json)
+def test_arbitrary_json_never_raises_anything_but_format_error(doc: Any) -> None:
+    try:
+        conv = gemini.load(doc)
+    except FormatError:
+        return
+    assert gemini.dump(conv.messages, conv.envelope) == doc
+
+
+# --- round-trip properties over generated wire documents ------------------------------------------------------
+
+_texts = st.text(string.ascii_letters + ' {}"\n\\é中', max_size=12)
+_objects = st.dictionaries(st.sampled_from(["a", "b", "city", "n"]), _json, max_size=3)
+_signatures = st.binary(min_size=1, max_size=12).map(lambda b: base64.b64encode(b).decode())
+
+
+@st.composite
+def _b64(draw: st.DrawFn) -> str:
+    raw = base64.b64encode(draw(st.binary(max_size=9))).decode()
+    return draw(st.sampled_from([raw, raw.rstrip("="), raw.replace("+", "-").replace("/", "_")]))
+
+
+@st.composite
+def _part(draw: st.DrawFn, snake: bool) -> dict[str, Any]:
+    def k(name: str) -> str:
+        return gemini._SNAKE[name] if snake else name  # pyright: ignore[reportPrivateUsage]
+
+    kind = draw(st.sampled_from(["text", "thought", "call", "response", "inline", "file", "opaque", "signature"]))
+    part: dict[str, Any]
+    if kind == "text":
+        part = {"text": draw(_texts)}
+        if draw(st.booleans()):
+            part["thought"] = False
+    elif kind == "thought":
+        part = {"text": draw(_texts), "thought": True}
+    elif kind == "call":
+        call: dict[str, Any] = {"name": draw(_texts)}
+        if draw(st.booleans()):
+            call["args"] = draw(_objects)
+        if draw(st.booleans()):
+            call["id"] = draw(st.sampled_from(["", "fc-1", "x"]))
+        part = {k("functionCall"): call}
+    elif kind == "response":
+        response = draw(
+            st.one_of(
+                _objects, st.builds(lambda key, t: {key: t}, st.sampled_from(["output", "result", "error"]), _texts)
+            )
+        )
+        part = {k("functionResponse"): {"name": draw(_texts), "response": response}}
+    elif kind == "inline":
+        mime = draw(st.sampled_from(["image/png", "application/pdf", "audio/wav"]))
+        part = {k("inlineData"): {k("mimeType"): mime, "data": draw(_b64())}}
+    elif kind == "file":
+        inner = {k("fileUri"): draw(st.sampled_from(["gs://b/x", "https://x/y", "data:image/png;base64,AAAA"]))}
+        if draw(st.booleans()):
+            inner[k("mimeType")] = draw(st.sampled_from(["image/jpeg", "video/mp4"]))
+        if draw(st.booleans()):
+            inner[k("displayName")] = draw(_texts)
+        part = {k("fileData"): inner}
+    elif kind == "opaque":
+        part = {k(draw(st.sampled_from(["executableCode", "codeExecutionResult"]))): draw(_objects)}
+    else:
+        part = {k("thoughtSignature"): draw(_signatures)}
+    if kind in ("text", "call") and draw(st.booleans()):
+        part[k("thoughtSignature")] = draw(_signatures)
+    if draw(st.integers(0, 4)) == 0:
+        part[draw(st.sampled_from([k("partMetadata"), "x-extra", k("videoMetadata")]))] = draw(_json)
+    if snake and draw(st.booleans()):
+        for name in ("video_metadata", "executable_code", "code_execution_result"):
+            part.setdefault(name, None)
+    return part
+
+
+@st.composite
+def _content(draw: st.DrawFn) -> dict[str, Any]:
+    snake = draw(st.booleans())
+    content: dict[str, Any] = {"parts": draw(st.lists(_part(snake), max_size=4))}
+    role = draw(st.sampled_from(["user", "model", "function", None, "absent"]))
+    if role != "absent":
+        content["role"] = role
+    if draw(st.integers(0, 5)) == 0:
+        content["x-turn"] = draw(_json)
+    return content
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> Any:
+    contents = draw(st.lists(_content(), max_size=6))
+    if draw(st.booleans()):
+        return contents
+    doc: dict[str, Any] = {"contents": contents}
+    system = draw(st.sampled_from(["none", "content", "text", "null"]))
+    key = draw(st.sampled_from(["systemInstruction", "system_instruction"]))
+    if system == "content":
+        doc[key] = {"parts": draw(st.lists(_part(False), max_size=2))}
+    elif system == "text":
+        doc[key] = draw(_texts)
+    elif system == "null":
+        doc[key] = None
+    if draw(st.booleans()):
+        doc["generationConfig"] = draw(_objects)
+    return doc
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(_documents())
+def test_generated_documents_round_trip(doc: Any) -> None:
+    conv = gemini.load(doc)
+    assert gemini.dump(conv.messages, conv.envelope) == doc
+    again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
+    assert again == list(conv.messages)
+    assert gemini.dump(again, conv.envelope) == doc
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(histories())
+def test_any_canonical_history_dumps_to_a_stable_wire_form(messages: list[Message]) -> None:
+    """Whatever another format hands over, the Gemini wire form is a fixed point: reading it back and writing it
+    again changes nothing."""
+    first = gemini.dump(messages, dropped=[])
+    conv = gemini.load(json.loads(json.dumps(first)))
+    dropped: list[Dropped] = []
+    assert gemini.dump(conv.messages, conv.envelope, dropped) == first
+    assert dropped == []
+
+
+# --- cost -----------------------------------------------------------------------------------------------------
+
+
+def _best_of(runs: int, fn: Any) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_loading_a_big_conversation_costs_less_than_parsing_it_twice() -> None:
+    """10,000 contents, about 25 MB of chat-like text (escapes, non-ASCII): mapping must cost well under 2x
+    ``json.loads`` of the same text (no copies, no re-serialization of the big strings)."""
+    rng = random.Random(7)
+    alphabet = [*"abcdefghij", " ", " ", "\n", '"', "é", "中", "\t", "{", "}"]
+    words = "".join(rng.choice(alphabet) for _ in range(6000))
+    contents: list[Any] = []
+    for i in range(10_000):
+        body = words[rng.randrange(1000) :][: rng.randrange(1500, 4500)]
+        match i % 4:
+            case 0:
+                contents.append({"role": "user", "parts": [{"text": body}]})
+            case 1:
+                call = {
+                    "functionCall": {"name": "search", "args": {"q": body[:40], "n": 3}},
+                    "thoughtSignature": "c2ln" * 40,
+                }
+                contents.append({"role": "model", "parts": [{"text": body[:800], "thought": True}, call]})
+            case 2:
+                contents.append(
+                    {"role": "user", "parts": [{"functionResponse": {"name": "search", "response": {"output": body}}}]}
+                )
+            case _:
+                contents.append({"role": "model", "parts": [{"text": body}]})
+    text = json.dumps({"contents": contents})
+    assert len(text) > 20_000_000
+    doc = json.loads(text)
+    gc.disable()
+    try:
+        parse = _best_of(3, lambda: json.loads(text))
+        load = _best_of(3, lambda: gemini.load(doc))
+    finally:
+        gc.enable()
+    assert load < 2 * parse, f"load {load:.3f}s vs json.loads {parse:.3f}s"

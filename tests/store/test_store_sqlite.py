@@ -1,0 +1,61 @@
+"""What only the SQLite backend has: memory databases, WAL, lock leases; and the lazy PostgreSQL import."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import chainsum.store
+from chainsum.errors import MissingDependencyError
+from chainsum.messages import Message
+from chainsum.store import SQLiteStore
+
+
+def test_memory_store_works_and_is_private() -> None:
+    with SQLiteStore() as one, SQLiteStore(":memory:") as two:
+        one.archive_and_record("s", [("m", Message.of("user", "only in one"))], None)
+        assert [h.message_id for h in one.search("s", "only")] == ["m"]
+        assert two.archived("s") == []
+
+
+def test_file_store_uses_wal_and_a_busy_timeout(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "s.db", busy_timeout_ms=1234) as store:
+        conn = store._conn  # pyright: ignore[reportPrivateUsage]
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert conn.execute("PRAGMA busy_timeout").fetchone() == (1234,)
+
+
+def test_an_expired_lease_can_be_taken_over_and_the_old_holder_cannot_release_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with SQLiteStore(path, lock_lease_s=-1) as crashed, SQLiteStore(path) as live, SQLiteStore(path) as third:
+        with crashed.try_lock("s") as held_by_crashed:
+            assert held_by_crashed  # its lease is already over, as if its process had died long ago
+            with live.try_lock("s") as held_by_live:
+                assert held_by_live
+                with third.try_lock("s") as held_by_third:
+                    assert not held_by_third
+            # `crashed` leaves its block last: its release must not delete a lease it no longer owns
+        with third.try_lock("s") as after:
+            assert after
+
+
+def test_importing_the_store_does_not_import_psycopg() -> None:
+    code = "import sys, chainsum.store; assert 'psycopg' not in sys.modules, 'psycopg imported eagerly'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_postgres_store_without_psycopg_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(MissingDependencyError, match=r'pip install "chainsum\[postgres\]"'):
+        chainsum.store.PostgresStore("postgresql://127.0.0.1:1/none")
+
+
+def test_public_names_are_sorted_and_resolve() -> None:
+    assert chainsum.store.__all__ == sorted(chainsum.store.__all__)
+    for name in chainsum.store.__all__:
+        assert getattr(chainsum.store, name) is not None
+    with pytest.raises(AttributeError):
+        _ = chainsum.store.NoSuchThing  # type: ignore[attr-defined]

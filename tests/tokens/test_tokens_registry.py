@@ -1,0 +1,41 @@
+"""Choosing a counter by name, and the package's public surface."""
+
+from __future__ import annotations
+
+import pytest
+
+import chainsum.tokens as tokens
+from chainsum.errors import ChainsumError
+from chainsum.tokens import CalibratedCounter, HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
+
+
+def test_exports_are_sorted_and_importable() -> None:
+    assert tokens.__all__ == sorted(tokens.__all__)
+    assert "TokenCounter" in tokens.__all__
+    for name in tokens.__all__:
+        assert hasattr(tokens, name)
+
+
+def test_heuristic_by_name() -> None:
+    for name in ("heuristic", " Heuristic ", "HEURISTIC"):
+        assert isinstance(get_counter(name), HeuristicCounter)
+    assert isinstance(get_counter(), HeuristicCounter)
+    assert get_counter() is not get_counter()  # each caller owns its cache
+
+
+def test_calibrated_prefix_wraps() -> None:
+    counter = get_counter("calibrated:heuristic")
+    assert isinstance(counter, CalibratedCounter)
+    assert isinstance(counter.base, HeuristicCounter)
+    assert isinstance(counter, TokenCounter)
+
+
+@pytest.mark.parametrize("name", ["", "bogus", "tiktoken:", "calibrated:", "heuristic:o200k_base"])
+def test_unknown_names_are_refused(name: str) -> None:
+    with pytest.raises((ValueError, ChainsumError)):
+        get_counter(name)
+
+
+def test_unknown_encoding_is_refused_before_any_lookup() -> None:
+    with pytest.raises(ValueError, match="unknown tiktoken encoding"):
+        TiktokenCounter("p50k_base")
