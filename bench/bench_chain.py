@@ -3,7 +3,8 @@
 Run: ``uv run python bench/bench_chain.py`` (add ``--messages N`` to change the generated chain's length).
 
 Every figure is a ratio to a baseline measured in the same run on the same bytes, because these machines are
-noisy: build/json.loads (target <= 2x), append/rebuild (target < 1 %), peak memory/JSON size (target <= 3x).
+noisy: build/json.loads (target <= 2x), load alone per wire format/json.loads
+(target < 2x), append/rebuild (target < 1 %), peak memory/JSON size (target <= 3x).
 """
 
 from __future__ import annotations
@@ -91,6 +92,15 @@ def main() -> None:
         f"{f'generated ({n} messages, OpenAI format)':58} {len(text) / 1e6:6.2f} {n:6d} {parse * 1e3:9.1f} "
         f"{build * 1e3:9.1f} {ratio:5.2f}x"
     )
+
+    print("\n== load alone, per wire format, as a ratio to json.loads of the same bytes (target < 2x)")
+    print(f"{'format':18} {'MB':>6} {'loads ms':>9} {'load ms':>9} {'ratio':>6}")
+    for fmt in ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "chainsum"):
+        wire = json.dumps(dump(list(messages), to=fmt))
+        parsed = json.loads(wire)
+        parse = best_of(lambda w=wire: json.loads(w), args.repeat)
+        mapped = best_of(lambda d=parsed, f=fmt: load(d, f), args.repeat)
+        print(f"{fmt:18} {len(wire) / 1e6:6.2f} {parse * 1e3:9.1f} {mapped * 1e3:9.1f} {mapped / parse:5.2f}x")
 
     print("\n== append one message vs rebuild (target < 1 %)")
     chain = Chain.build(messages)

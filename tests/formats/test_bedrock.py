@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import base64
 import copy
-import gc
 import json
-import random
 import string
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -647,47 +644,3 @@ def test_any_canonical_history_dumps_to_a_stable_wire_form(messages: list[Messag
     dropped: list[Dropped] = []
     assert bedrock.dump(conv.messages, conv.envelope, dropped) == first
     assert dropped == []
-
-
-# --- cost -----------------------------------------------------------------------------------------------------
-
-
-def _best_of(runs: int, fn: Any) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def test_loading_a_big_conversation_costs_less_than_parsing_it_twice() -> None:
-    """10,000 messages, about 25 MB of chat-like text: mapping must cost well under 2x ``json.loads``."""
-    rng = random.Random(7)
-    alphabet = [*"abcdefghij", " ", " ", "\n", '"', "é", "中", "\t", "{", "}"]
-    words = "".join(rng.choice(alphabet) for _ in range(6000))
-    messages: list[Any] = []
-    for i in range(10_000):
-        body = words[rng.randrange(1000) :][: rng.randrange(1500, 4500)]
-        match i % 4:
-            case 0:
-                messages.append({"role": "user", "content": [{"text": body}]})
-            case 1:
-                thought = {"reasoningContent": {"reasoningText": {"text": body[:800], "signature": "c2ln" * 40}}}
-                use = {"toolUse": {"toolUseId": f"t{i}", "name": "search", "input": {"q": body[:40], "n": 3}}}
-                messages.append({"role": "assistant", "content": [thought, use]})
-            case 2:
-                result = {"toolUseId": f"t{i - 1}", "content": [{"text": body}], "status": "success"}
-                messages.append({"role": "user", "content": [{"toolResult": result}]})
-            case _:
-                messages.append({"role": "assistant", "content": [{"text": body}]})
-    text = json.dumps({"messages": messages})
-    assert len(text) > 20_000_000
-    doc = json.loads(text)
-    gc.disable()
-    try:
-        parse = _best_of(3, lambda: json.loads(text))
-        load = _best_of(3, lambda: bedrock.load(doc))
-    finally:
-        gc.enable()
-    assert load < 2 * parse, f"load {load:.3f}s vs json.loads {parse:.3f}s"
