@@ -14,7 +14,9 @@
     └── StoreError           (chainsum.store) the archive, records or state cannot do what was asked
         ├── ArchiveIntegrityError  an archived message no longer matches its SHA-256 (names the message id)
         ├── ArchiveConflictError   same id archived with different content, or a record that disagrees
-        └── UnknownSummaryError    no summary record with that id
+        ├── UnknownSummaryError    no summary record with that id
+        ├── StoreConnectionError   the database connection was lost for good, or a COMMIT's fate is unknown
+        └── SchemaVersionError     the database was written by a newer chainsum
 
 Every error says *what* went wrong and *where* (message index, field path, rule), because the CLI turns it
 into the one line a user sees.

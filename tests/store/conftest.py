@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,14 @@ def _sqlite_backend(tmp_path: Path) -> Iterator[Backend]:
         finally:
             conn.close()
 
-    yield Backend("sqlite", target, lambda: open_store("sqlite", target), raw)
+    def query(sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        conn = sqlite3.connect(target["path"])
+        try:
+            return conn.execute(sql, params).fetchall()
+        finally:
+            conn.close()
+
+    yield Backend("sqlite", target, lambda: open_store("sqlite", target), raw, query)
 
 
 def _postgres_backend() -> Iterator[Backend]:
@@ -45,8 +53,13 @@ def _postgres_backend() -> Iterator[Backend]:
             conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
             conn.execute(statement.replace("?", "%s"), params)  # pyright: ignore[reportArgumentType]
 
+    def query(statement: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+            return conn.execute(statement.replace("?", "%s"), params).fetchall()  # pyright: ignore[reportArgumentType]
+
     try:
-        yield Backend("postgres", target, lambda: open_store("postgres", target), raw)
+        yield Backend("postgres", target, lambda: open_store("postgres", target), raw, query)
     finally:
         with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
@@ -58,6 +71,12 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]
         yield from _sqlite_backend(tmp_path)
     else:
         yield from _postgres_backend()
+
+
+@pytest.fixture
+def pg_backend() -> Iterator[Backend]:
+    """PostgreSQL only (a fresh schema), for what only that backend has: a connection that can die."""
+    yield from _postgres_backend()
 
 
 @pytest.fixture

@@ -49,6 +49,8 @@ class Backend:
     open: Callable[[], Store]
     raw: Callable[[str, tuple[object, ...]], None]
     """Run one SQL statement (``?`` placeholders) on a separate connection, committed."""
+    query: Callable[[str, tuple[object, ...]], list[tuple[Any, ...]]]
+    """Run one SELECT (``?`` placeholders) on a separate connection and return its rows."""
 
 
 def open_store(kind: str, target: dict[str, Any]) -> Store:

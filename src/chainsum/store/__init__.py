@@ -4,13 +4,23 @@
 and `PostgresStore` (``pip install "chainsum[postgres]"``, imported lazily) serves several processes or machines.
 Both run the same test suite. Archived messages are kept as canonical JSON with their SHA-256 and verified on the
 way out; summarization is serialized per session by `Store.try_lock` plus a compare-and-set on the session state.
+Each database records its schema version and is migrated forward on open; a newer one is refused
+(`SchemaVersionError`). `PostgresStore` reconnects after a lost connection and retries the cut transaction once
+when that is safe (`StoreConnectionError` when it is not).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ArchiveConflictError, ArchiveIntegrityError, StoreError, UnknownSummaryError
+from ._errors import (
+    ArchiveConflictError,
+    ArchiveIntegrityError,
+    SchemaVersionError,
+    StoreConnectionError,
+    StoreError,
+    UnknownSummaryError,
+)
 from ._protocol import ArchivedMessage, SearchHit, Store, StoredState
 from ._sqlite import SQLiteStore
 
@@ -23,8 +33,10 @@ __all__ = [
     "ArchivedMessage",
     "PostgresStore",
     "SQLiteStore",
+    "SchemaVersionError",
     "SearchHit",
     "Store",
+    "StoreConnectionError",
     "StoreError",
     "StoredState",
     "UnknownSummaryError",

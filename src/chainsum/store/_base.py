@@ -1,8 +1,12 @@
 """What both SQL backends share: the archive, record, state and verification logic, written once.
 
-Backends supply transactions (`_write`, `_read`), the archive row insert (SQLite also fills its FTS table), a
-per-session write serialization, search and the summarization lock. SQL here uses ``?`` placeholders; the
-PostgreSQL transaction object rewrites them, so no statement may contain a literal ``?`` or ``%``.
+Backends supply one transaction attempt (`_attempt`), reconnection (`_reconnect`), the archive row insert (SQLite
+also fills its FTS table), a per-session write serialization, search and the summarization lock. SQL here uses
+``?`` placeholders; the PostgreSQL transaction object rewrites them, so no statement may contain a literal ``?`` or
+``%``.
+
+Every transaction is a function of a `Tx` run by `SqlStore._transact`, never a ``with`` block in the caller: a
+function can be run again, which is how a transaction cut off by a lost connection is retried, in this one place.
 """
 
 from __future__ import annotations
@@ -13,21 +17,22 @@ import logging
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypeVar
 
 from ..manager._records import SummaryRecord, canonical_json
 from ..messages import Message, message_from_dict
-from ._errors import ArchiveConflictError, ArchiveIntegrityError, UnknownSummaryError
+from ._errors import ArchiveConflictError, ArchiveIntegrityError, StoreConnectionError, UnknownSummaryError
 from ._protocol import ArchivedMessage, SearchHit, StoredState
 from ._schema import searchable_text
 
-__all__ = ["Row", "SqlStore", "Tx"]
+__all__ = ["ConnectionLost", "Row", "SqlStore", "Tx"]
 
 logger = logging.getLogger("chainsum.store")
 
 Row = tuple[Any, ...]
+T = TypeVar("T")
 
 
 class Tx(Protocol):
@@ -40,6 +45,17 @@ class Tx(Protocol):
     def one(self, sql: str, params: Sequence[object] = ()) -> Row | None: ...
 
     def all(self, sql: str, params: Sequence[object] = ()) -> list[Row]: ...
+
+
+class ConnectionLost(Exception):
+    """Raised by a backend's `_attempt` (chained from the driver's error) when the connection died under it.
+
+    Internal: `SqlStore._transact` turns it into a retry or a `StoreConnectionError`; callers never see it."""
+
+    def __init__(self, *, commit_sent: bool) -> None:
+        self.commit_sent = commit_sent
+        """True when the body had finished and COMMIT was (or was being) sent: the server may have committed."""
+        super().__init__("database connection lost" + (" during COMMIT" if commit_sent else ""))
 
 
 def _now_ms() -> int:
@@ -84,12 +100,14 @@ class SqlStore(ABC):
     # -- backend hooks -------------------------------------------------------------------------------------------
 
     @abstractmethod
-    def _write(self) -> AbstractContextManager[Tx]:
-        """A write transaction: committed when the block ends normally, rolled back on any exception."""
+    def _attempt(self, fn: Callable[[Tx], T], *, write: bool) -> T:
+        """Run `fn` once in one transaction (a write transaction when `write`): committed when it returns, rolled
+        back when it raises. Raises `ConnectionLost` instead of the driver's error when the connection died."""
 
-    @abstractmethod
-    def _read(self) -> AbstractContextManager[Tx]:
-        """A read transaction, so that several SELECTs see one snapshot."""
+    def _reconnect(self) -> None:
+        """Replace a dead connection with a fresh one, set up the same way; raise `StoreConnectionError` if the
+        database cannot be reached. Only backends whose `_attempt` raises `ConnectionLost` need it (not SQLite)."""
+        raise StoreConnectionError(f"{type(self).__name__} lost its connection and cannot reconnect")
 
     @abstractmethod
     def _lock_session_writes(self, tx: Tx, session: str) -> None:
@@ -107,6 +125,40 @@ class SqlStore(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def _transact(self, fn: Callable[[Tx], T], *, write: bool) -> T:
+        """Run `fn` in a transaction, reconnecting and running it once more if the connection was lost.
+
+        Why once, and when: a transaction cut off before its COMMIT was rolled back by the server (a dead
+        connection's transaction never commits), so running the whole function again on a new connection is the
+        same as running it the first time. A *write* whose connection died after COMMIT was sent is not retried: it
+        may have committed, and its outcome is unknown (`StoreConnectionError.outcome_unknown`). A read can always
+        be retried. A second loss in a row is not retried again: the database is not there to talk to."""
+        with self._mutex:
+            try:
+                return self._attempt(fn, write=write)
+            except ConnectionLost as lost:
+                if write and lost.commit_sent:
+                    raise StoreConnectionError(
+                        "the database connection was lost while committing a write: it may or may not have been "
+                        "applied (outcome unknown); re-read the state before deciding what to do",
+                        outcome_unknown=True,
+                    ) from lost.__cause__
+                logger.warning(
+                    "write=<%s>, error=<%s> | database connection lost, reconnecting to retry once",
+                    write,
+                    lost.__cause__,
+                )
+            self._reconnect()
+            try:
+                return self._attempt(fn, write=write)
+            except ConnectionLost as lost:
+                unknown = write and lost.commit_sent
+                raise StoreConnectionError(
+                    "the database connection was lost again right after reconnecting"
+                    + (" while committing a write (outcome unknown)" if unknown else ""),
+                    outcome_unknown=unknown,
+                ) from lost.__cause__
 
     def __enter__(self) -> Self:
         return self
@@ -136,19 +188,23 @@ class SqlStore(ABC):
                 raise ArchiveConflictError(message_id, "appears twice in one batch with different content")
             prepared.append((message_id, message, text, sha))
         state_json = _dumps(dict(new_state)) if new_state is not None else None
-        with self._write() as tx:
+
+        def write(tx: Tx) -> int | None:
             self._lock_session_writes(tx, session)
             if expected_version is not None and state_json is not None:
                 if not self._cas(tx, session, expected_version, state_json):
-                    logger.debug(
-                        "session=<%s>, expected_version=<%d> | state moved on, nothing written",
-                        session,
-                        expected_version,
-                    )
-                    return False
+                    return None
             archived = self._archive(tx, session, prepared)
             if record is not None:
                 self._insert_record(tx, session, record)
+            return archived
+
+        archived = self._transact(write, write=True)
+        if archived is None:
+            logger.debug(
+                "session=<%s>, expected_version=<%s> | state moved on, nothing written", session, expected_version
+            )
+            return False
         logger.debug(
             "session=<%s>, archived=<%d>, record=<%s> | archived and recorded",
             session,
@@ -216,25 +272,28 @@ class SqlStore(ABC):
 
     def compare_and_set_state(self, session: str, expected_version: int, new_state: Mapping[str, Any]) -> bool:
         state_json = _dumps(dict(new_state))
-        with self._write() as tx:
-            return self._cas(tx, session, expected_version, state_json)
+        return self._transact(lambda tx: self._cas(tx, session, expected_version, state_json), write=True)
 
     # -- reads ----------------------------------------------------------------------------------------------------
 
     def get_state(self, session: str) -> StoredState:
-        with self._read() as tx:
-            row = tx.one("SELECT version, data FROM session_state WHERE session = ?", (session,))
+        row = self._transact(
+            lambda tx: tx.one("SELECT version, data FROM session_state WHERE session = ?", (session,)), write=False
+        )
         if row is None:
             return StoredState()
         return StoredState(version=int(row[0]), data=json.loads(row[1]))
 
     def records(self, session: str) -> list[SummaryRecord]:
-        with self._read() as tx:
-            rows = tx.all("SELECT record_json FROM summaries WHERE session = ? ORDER BY seq", (session,))
+        rows = self._transact(
+            lambda tx: tx.all("SELECT record_json FROM summaries WHERE session = ? ORDER BY seq", (session,)),
+            write=False,
+        )
         return [SummaryRecord.from_dict(json.loads(r[0])) for r in rows]
 
     def expand(self, summary_id: str) -> list[Message]:
-        with self._read() as tx:
+
+        def read(tx: Tx) -> tuple[Row, list[Row]]:
             row = tx.one("SELECT record_json FROM summaries WHERE id = ?", (summary_id,))
             if row is None:
                 raise UnknownSummaryError(summary_id)
@@ -244,6 +303,9 @@ class SqlStore(ABC):
                 "WHERE l.summary_id = ? ORDER BY l.ordinal",
                 (summary_id,),
             )
+            return row, rows
+
+        row, rows = self._transact(read, write=False)
         record = SummaryRecord.from_dict(json.loads(row[0]))
         expected = dict(zip(record.original_message_ids, record.original_sha256, strict=True))
         if [r[0] for r in rows] != list(record.original_message_ids):
@@ -251,12 +313,14 @@ class SqlStore(ABC):
         return [_verified(r[0], r[1], r[2], expected.get(r[0])) for r in rows]
 
     def archived(self, session: str) -> list[ArchivedMessage]:
-        with self._read() as tx:
-            rows = tx.all(
+        rows = self._transact(
+            lambda tx: tx.all(
                 "SELECT message_id, position, role, json, sha256, created_ms FROM archive "
                 "WHERE session = ? ORDER BY position",
                 (session,),
-            )
+            ),
+            write=False,
+        )
         return [
             ArchivedMessage(
                 session=session,

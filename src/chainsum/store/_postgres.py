@@ -4,20 +4,35 @@ Writers of one session are serialized by a transaction-scoped advisory lock (pos
 summarization lock is a session-scoped advisory lock, so a process that dies frees it with its connection, with no
 lease to tune. Search uses a stored ``tsvector`` column (``simple`` configuration: no stemming, the same words match
 as in SQLite's FTS5) with a GIN index, and ``plainto_tsquery`` so that no query text is ever parsed as syntax.
+
+Reconnection: a server restart or a killed backend (``pg_terminate_backend``) leaves the one connection dead. The
+next transaction notices (the driver marks the connection broken), reconnects with the same url and search path,
+and runs the whole transaction function once more (`SqlStore._transact`) — safe, because the server rolled the cut
+transaction back — except a write that lost its connection after COMMIT was sent, whose fate cannot be known:
+that raises `StoreConnectionError` with ``outcome_unknown``. The summarization lock dies with its connection (the
+server frees it, and another process may take it): the store logs a warning when it reconnects while holding one,
+does not take it back behind the holder's back, and releasing it later is a logged no-op. The holder stays safe
+because its final write is a compare-and-set on the state version, which fails if the other process wrote first.
+
+Opening takes a transaction-scoped advisory lock on the schema before creating or migrating it
+(`chainsum.store._migrations`), so two processes opening at once migrate once.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, LiteralString, cast
+from typing import TYPE_CHECKING, ClassVar, LiteralString, TypeVar, cast
 
 from ..errors import MissingDependencyError
-from ._base import Row, SqlStore, Tx
+from ._base import ConnectionLost, Row, SqlStore, Tx
+from ._errors import StoreConnectionError
+from ._migrations import POSTGRES_MIGRATIONS, Migration, migrate
 from ._protocol import SearchHit
-from ._schema import POSTGRES_DDL, lock_key, query_words
+from ._schema import lock_key, query_words
 
 if TYPE_CHECKING:
     import psycopg
@@ -27,6 +42,13 @@ __all__ = ["PostgresStore"]
 logger = logging.getLogger("chainsum.store")
 
 _POLL_S = 0.02
+
+T = TypeVar("T")
+
+_LOST_SQLSTATES = ("57P01", "57P02", "57P03")
+"""admin_shutdown (``pg_terminate_backend``, a fast shutdown), crash_shutdown, cannot_connect_now: the server is
+ending this connection even if the driver has not yet seen the socket close. Class ``08`` (connection exception)
+counts too."""
 
 
 def _q(sql: str) -> LiteralString:
@@ -54,39 +76,95 @@ class _PgTx:
 class PostgresStore(SqlStore):
     """A store in a PostgreSQL database, in `schema` when given (created if missing) or the connection's default.
 
-    One connection per object; share the object between threads or open one per process."""
+    One connection per object, replaced when it dies (see the module docstring); share the object between threads
+    or open one per process."""
+
+    _migrations: ClassVar[Sequence[Migration]] = POSTGRES_MIGRATIONS
+    """The steps `__init__` runs on an older schema (a class attribute so that tests can add one)."""
 
     def __init__(self, url: str, *, schema: str | None = None, connect_timeout_s: int = 10) -> None:
         super().__init__()
         try:
-            import psycopg
             from psycopg import sql
         except ImportError as exc:  # pragma: no cover - psycopg is in the dev group
             raise MissingDependencyError("psycopg", "postgres") from exc
+
         self.schema = schema
-        self._conn: psycopg.Connection[Row] = psycopg.connect(url, autocommit=True, connect_timeout=connect_timeout_s)
+        self._url = url
+        self._connect_timeout_s = connect_timeout_s
+        self._closed = False
+        """Set by `close`: a connection closed on purpose is never reopened."""
+        self._generation = 0
+        """How many times the connection was replaced; a summarization lock belongs to the one it was taken on."""
+        self._lock_generation: dict[str, int] = {}
+        self._conn = self._connect()
         try:
             with self._conn.transaction(), self._conn.cursor() as cur:
-                # Two processes creating the tables at once would collide in the catalog: serialize them.
+                # Two processes creating or migrating the tables at once would collide: serialize them.
                 cur.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key("ddl", schema or ""),))
                 if schema is not None:
                     cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-                    cur.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
-                cur.execute(cast(LiteralString, POSTGRES_DDL))
+                version = migrate(_PgTx(cur), self._migrations, _table_exists)
         except BaseException:
             self._conn.close()
             raise
-        logger.debug("schema=<%s> | postgres store opened", schema)
+        logger.debug("schema=<%s>, schema_version=<%d> | postgres store opened", schema, version)
 
-    @contextmanager
-    def _write(self) -> Generator[Tx, None, None]:
-        with self._mutex, self._conn.transaction(), self._conn.cursor() as cur:
-            yield _PgTx(cur)
+    def _connect(self) -> psycopg.Connection[Row]:
+        """A new autocommit connection whose search path is the store's schema (when it has one)."""
+        import psycopg
+        from psycopg import sql
 
-    @contextmanager
-    def _read(self) -> Generator[Tx, None, None]:
-        with self._mutex, self._conn.transaction(), self._conn.cursor() as cur:
-            yield _PgTx(cur)
+        conn = psycopg.connect(self._url, autocommit=True, connect_timeout=self._connect_timeout_s)
+        try:
+            if self.schema is not None:
+                # A session setting: it outlives transactions, and must be set again on every new connection.
+                conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _attempt(self, fn: Callable[[Tx], T], *, write: bool) -> T:
+        import psycopg
+
+        conn = self._conn
+        committing = False
+        try:
+            with conn.transaction(), conn.cursor() as cur:
+                result = fn(_PgTx(cur))
+                committing = True  # from here on, leaving the block sends COMMIT
+            return result
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+            if not self._lost(conn, exc):
+                raise
+            raise ConnectionLost(commit_sent=committing) from exc
+
+    def _lost(self, conn: psycopg.Connection[Row], exc: Exception) -> bool:
+        """Whether `exc` means the connection is gone (not a deadlock, a lock timeout or our own `close`)."""
+        if self._closed:
+            return False
+        sqlstate = getattr(exc, "sqlstate", None)
+        return conn.closed or (isinstance(sqlstate, str) and (sqlstate.startswith("08") or sqlstate in _LOST_SQLSTATES))
+
+    def _reconnect(self) -> None:
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):
+            self._conn.close()
+        try:
+            self._conn = self._connect()
+        except psycopg.Error as exc:
+            raise StoreConnectionError(f"lost the connection to PostgreSQL and could not reconnect: {exc}") from exc
+        for session, generation in sorted(self._lock_generation.items()):
+            if generation == self._generation:
+                logger.warning(
+                    "session=<%s> | summarization lock lost with the dead connection; another process may take it, "
+                    "the holder's final compare-and-set still guards its write",
+                    session,
+                )
+        self._generation += 1
+        logger.warning("schema=<%s>, reconnects=<%d> | reconnected to PostgreSQL", self.schema, self._generation)
 
     def _lock_session_writes(self, tx: Tx, session: str) -> None:
         tx.one("SELECT pg_advisory_xact_lock(?)", (lock_key("write", session),))
@@ -102,8 +180,8 @@ class PostgresStore(SqlStore):
         words = query_words(query)
         if not words or limit <= 0:
             return []
-        with self._read() as tx:
-            rows = tx.all(
+        rows = self._transact(
+            lambda tx: tx.all(
                 "SELECT a.session, a.message_id, a.position, a.role, "
                 "ts_headline('simple', a.search_text, q, 'StartSel=\"[\", StopSel=\"]\", MaxWords=16, MinWords=4'), "
                 "ts_rank(a.tsv, q) AS rank "
@@ -111,7 +189,9 @@ class PostgresStore(SqlStore):
                 "WHERE a.tsv @@ q AND (CAST(? AS text) IS NULL OR a.session = ?) "
                 "ORDER BY rank DESC, a.seq LIMIT ?",
                 (" ".join(words), session, session, min(limit, 1000)),
-            )
+            ),
+            write=False,
+        )
         return [
             SearchHit(session=r[0], message_id=r[1], position=int(r[2]), role=r[3], snippet=r[4], rank=float(r[5]))
             for r in rows
@@ -135,16 +215,27 @@ class PostgresStore(SqlStore):
         with self._mutex:
             if session in self._held:
                 return False
-            row: Any = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-            acquired = bool(row[0])
+            # A session-level advisory lock outlives the transaction it was taken in (even a rolled-back one);
+            # going through `_transact` means a connection that died while idle is replaced first.
+            row = self._transact(lambda tx: tx.one("SELECT pg_try_advisory_lock(?)", (key,)), write=False)
+            acquired = row is not None and bool(row[0])
             if acquired:
                 self._held.add(session)
+                self._lock_generation[session] = self._generation
                 logger.debug("session=<%s> | summarization lock acquired", session)
             return acquired
 
     def _release(self, session: str, key: int) -> None:
         with self._mutex:
             self._held.discard(session)
+            if self._lock_generation.pop(session, None) != self._generation:
+                # Taken on a connection that has since been replaced: the server freed it when that one died, and
+                # unlocking on the new connection could only fail (or, had we taken it again, free someone else's).
+                logger.warning(
+                    "session=<%s> | summarization lock was lost with an earlier connection, nothing to release",
+                    session,
+                )
+                return
             try:
                 self._conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
             except Exception:
@@ -155,4 +246,11 @@ class PostgresStore(SqlStore):
 
     def close(self) -> None:
         with self._mutex:
+            self._closed = True
             self._conn.close()
+
+
+def _table_exists(tx: Tx, name: str) -> bool:
+    """Whether `name` resolves to a table on the search path, that is in the store's schema."""
+    row = tx.one("SELECT to_regclass(CAST(? AS text)) IS NOT NULL", (name,))
+    return row is not None and bool(row[0])

@@ -7,6 +7,8 @@ Both backends keep the same tables so that behaviour, and a dump of one, match:
 - ``summaries`` + ``summary_messages``: each `SummaryRecord` as JSON with indexed columns, and the ids it replaced.
 - ``session_state``: the manager's small JSON document with a version for compare-and-set.
 - ``session_locks`` (SQLite only): leases; PostgreSQL uses advisory locks instead, freed when a process dies.
+- ``chainsum_schema``: one row, the schema version (`chainsum.store._migrations`). The DDL below is version 1;
+  a later layout is a new migration step, never an edit here (an edit would not reach existing databases).
 """
 
 from __future__ import annotations

@@ -4,6 +4,10 @@ Files run in WAL mode (readers never block the writer), every write is a ``BEGIN
 lock is taken up front, so two writers never deadlock upgrading a read lock) and ``busy_timeout`` makes a writer wait
 for another process instead of failing. The summarization lock is a lease row, not a held transaction: an LLM call
 can take a minute and must not block every other session's writes meanwhile; a crashed holder's lease expires.
+
+Opening checks the schema version (`chainsum.store._migrations`) and migrates an older file inside one
+``BEGIN IMMEDIATE`` transaction: a second process opening at the same time waits for it, then finds the new version.
+There is no connection to lose (the file is local), so transactions are never retried here.
 """
 
 from __future__ import annotations
@@ -13,18 +17,22 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
+from typing import ClassVar, TypeVar
 
 from ._base import Row, SqlStore, Tx
+from ._migrations import SQLITE_MIGRATIONS, Migration, migrate
 from ._protocol import SearchHit
-from ._schema import SQLITE_DDL, query_words
+from ._schema import query_words
 
 __all__ = ["SQLiteStore"]
 
 logger = logging.getLogger("chainsum.store")
 
 _POLL_S = 0.02
+
+T = TypeVar("T")
 
 
 class _SqliteTx:
@@ -49,6 +57,9 @@ class SQLiteStore(SqlStore):
     `lock_lease_s` bounds how long a crashed process can keep a session's summarization lock; a live holder that
     outlasts it is still safe, because its final write is a compare-and-set on the session's state version."""
 
+    _migrations: ClassVar[Sequence[Migration]] = SQLITE_MIGRATIONS
+    """The steps `__init__` runs on an older file (a class attribute so that tests can add one)."""
+
     def __init__(
         self,
         path: str | os.PathLike[str] = ":memory:",
@@ -65,11 +76,17 @@ class SQLiteStore(SqlStore):
         self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         if self.path != ":memory:":
             self._conn.execute("PRAGMA journal_mode = WAL")
-        with self._write() as tx:
-            for statement in SQLITE_DDL.split(";"):
-                if statement.strip():
-                    tx.execute(statement)
-        logger.debug("path=<%s> | sqlite store opened", self.path)
+        try:
+            with self._write() as tx:
+                version = migrate(tx, self._migrations, _table_exists)
+        except BaseException:
+            self._conn.close()
+            raise
+        logger.debug("path=<%s>, schema_version=<%d> | sqlite store opened", self.path, version)
+
+    def _attempt(self, fn: Callable[[Tx], T], *, write: bool) -> T:
+        with self._write() if write else self._read() as tx:
+            return fn(tx)
 
     @contextmanager
     def _write(self) -> Generator[_SqliteTx, None, None]:
@@ -108,15 +125,17 @@ class SQLiteStore(SqlStore):
         if not words or limit <= 0:
             return []
         match = " ".join(f'"{w}"' for w in words)
-        with self._read() as tx:
-            rows = tx.all(
+        rows = self._transact(
+            lambda tx: tx.all(
                 "SELECT a.session, a.message_id, a.position, a.role, "
                 "snippet(archive_fts, 0, '[', ']', '…', 16), bm25(archive_fts) "
                 "FROM archive_fts JOIN archive a ON a.seq = archive_fts.rowid "
                 "WHERE archive_fts MATCH ? AND (? IS NULL OR a.session = ?) "
                 "ORDER BY bm25(archive_fts), a.seq LIMIT ?",
                 (match, session, session, min(limit, 1000)),
-            )
+            ),
+            write=False,
+        )
         return [
             SearchHit(session=r[0], message_id=r[1], position=int(r[2]), role=r[3], snippet=r[4], rank=-float(r[5]))
             for r in rows
@@ -168,3 +187,7 @@ class SQLiteStore(SqlStore):
     def close(self) -> None:
         with self._mutex:
             self._conn.close()
+
+
+def _table_exists(tx: Tx, name: str) -> bool:
+    return tx.one("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)) is not None
