@@ -23,7 +23,8 @@ def test_decide_follows_the_spec_order() -> None:
     assert decide(fresh, 0.80, 20, CFG) == "ratio"
     assert decide(fresh, 0.95, 11, CFG) is None  # min_messages
     assert decide(fresh, 1.5, 11, CFG) is None  # min_messages even in an emergency (spec order)
-    assert decide(replace(fresh, depth=3), 1.5, 40, CFG) is None  # depth guard is a hard stop
+    assert decide(replace(fresh, depth=3), 0.9, 40, CFG) is None  # depth guard: no summary ever again
+    assert decide(replace(fresh, depth=3), 1.5, 40, CFG) == "emergency"  # ...but a model-free pass over the window
     assert decide(fresh, 0.9, 20, replace(CFG, enabled=False)) is None
 
 

@@ -1,11 +1,13 @@
-"""The auto strategy: cheapest phase first, only as much as the budget needs, never the current turn."""
+"""The auto strategy: cheapest phase first, as much as the budget needs (masking with headroom), never the current
+turn unless over the hard limit."""
 
 from __future__ import annotations
 
 import pytest
 
-from chainsum.strategies import AutoStrategy, PlanContext, Summarize, compact_sync
-from strategies_core.strategies_core_support import CharCounter, agent_history, chat_history, fixed_summary
+from chainsum.messages import Message
+from chainsum.strategies import CLIP_MARKER, AutoStrategy, PlanContext, Summarize, compact_sync
+from strategies_core.strategies_core_support import CharCounter, agent_history, call, chat_history, fixed_summary, tool
 
 
 def test_fits_means_nothing_to_do() -> None:
@@ -16,8 +18,85 @@ def test_fits_means_nothing_to_do() -> None:
 def test_masking_comes_first_and_stops_when_enough() -> None:
     messages = agent_history(8, output=2000)
     total = CharCounter().count_messages(messages)
-    plan = AutoStrategy(keep_last_turns=2).plan(messages, PlanContext(budget=total - 100, counter=CharCounter()))
+    ctx = PlanContext(budget=total - 100, counter=CharCounter())
+    plan = AutoStrategy(keep_last_turns=2, mask_headroom=0).plan(messages, ctx)
     assert [(s.kind, s.index) for s in plan.steps] == [("mask", 3)]
+
+
+def test_masking_clears_headroom_beyond_the_need() -> None:
+    """100 tokens over: one mask would do, but the default clears 15 % of the budget more, so a growing history
+    does not come back over the budget (and break the prompt cache again) a few messages later."""
+    messages = agent_history(8, output=2000)
+    total = CharCounter().count_messages(messages)
+    budget = total - 100
+    plan = AutoStrategy(keep_last_turns=2).plan(messages, PlanContext(budget=budget, counter=CharCounter()))
+    assert [s.kind for s in plan.steps] == ["mask"] * len(plan.steps)
+    result = compact_sync(
+        messages, AutoStrategy(keep_last_turns=2), summarizer=None, counter=CharCounter(), budget=budget
+    )
+    assert result.tokens_after <= budget - int(budget * 0.15) + 20  # within one placeholder of the target
+    minimal = compact_sync(
+        messages,
+        AutoStrategy(keep_last_turns=2, mask_headroom=0),
+        summarizer=None,
+        counter=CharCounter(),
+        budget=budget,
+    )
+    assert result.tokens_after < minimal.tokens_after <= budget
+
+
+def huge_current_turn(output: int) -> list[Message]:
+    """An agent history whose last step (the current turn: a call and its result) returned `output` characters."""
+    messages = agent_history(2, output=200)[:-1]
+    messages.append(Message(role="assistant", parts=(call("call_big", args='{"path": "dump.log"}'),)))
+    messages.append(tool("call_big", "BEGIN " + "y" * output + " END"))
+    return messages
+
+
+def test_current_turn_is_never_touched_without_a_hard_limit() -> None:
+    messages = huge_current_turn(40_000)
+    total = CharCounter().count_messages(messages)
+    result = compact_sync(messages, AutoStrategy(), summarizer=fixed_summary, counter=CharCounter(), budget=total // 4)
+    assert result.messages[-2:] == tuple(messages[-2:])
+
+
+def test_over_the_hard_limit_the_current_turn_output_is_clipped() -> None:
+    """A tool that returned more than the window holds: without a clip every later request would be refused."""
+    messages = huge_current_turn(40_000)
+    total = CharCounter().count_messages(messages)
+    window = total // 2
+    result = compact_sync(
+        messages,
+        AutoStrategy(),
+        summarizer=fixed_summary,
+        counter=CharCounter(),
+        budget=int(window * 0.7),
+        hard_limit=window,
+    )
+    assert result.valid and result.tokens_after <= window
+    clipped = result.messages[-1].tool_results[0].text
+    assert clipped.startswith("BEGIN ") and clipped.endswith(" END") and CLIP_MARKER in clipped
+    assert result.messages[-2] == messages[-2]  # the call itself is kept
+    notes = " ".join(p.note for p in result.plans)
+    assert "last resort" in notes
+
+
+def test_under_the_hard_limit_nothing_in_the_current_turn_changes() -> None:
+    messages = huge_current_turn(40_000)
+    total = CharCounter().count_messages(messages)
+    result = compact_sync(
+        messages, AutoStrategy(), summarizer=fixed_summary, counter=CharCounter(), budget=total // 4, hard_limit=total
+    )
+    assert result.messages[-2:] == tuple(messages[-2:])
+
+
+def test_model_free_auto_never_summarizes() -> None:
+    messages = chat_history(12, size=800)
+    total = CharCounter().count_messages(messages)
+    result = compact_sync(
+        messages, AutoStrategy(summarize=False), summarizer=None, counter=CharCounter(), budget=total // 2
+    )
+    assert not result.changed and result.summarizer_calls == 0
 
 
 def test_summaries_when_masking_is_not_enough() -> None:
@@ -61,3 +140,7 @@ def test_parameters_are_checked() -> None:
         AutoStrategy(default_budget_ratio=1.0)
     with pytest.raises(ValueError):
         AutoStrategy(keep_sections=0)
+    with pytest.raises(ValueError):
+        AutoStrategy(mask_headroom=1.0)
+    with pytest.raises(ValueError):
+        AutoStrategy(min_keep_chars=10)

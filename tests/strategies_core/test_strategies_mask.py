@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chainsum.messages import Message, Text, ToolResult
-from chainsum.strategies import Clip, Mask, MaskStrategy, PlanContext, compact_sync
+from chainsum.strategies import MASK_PREFIX, Clip, Mask, MaskStrategy, PlanContext, compact_sync
 from strategies_core.strategies_core_support import CharCounter, agent_history, call, tool
 
 CTX = PlanContext(budget=None, counter=CharCounter())
@@ -89,3 +89,33 @@ def test_result_with_image_is_masked_to_text() -> None:
     ]
     plan = MaskStrategy(keep_last_turns=0).plan(messages, CTX)
     assert [(s.kind, s.index) for s in plan.steps] == [("mask", 2)]
+
+
+def test_placeholder_keeps_the_identifiers_the_output_mentioned() -> None:
+    """Tool output holds most of a session's identifiers; the placeholder keeps the most frequent, within bounds."""
+    listing = "\n".join(
+        ["src/app/orders.py: 3 matches", "src/app/orders.py:41 raise OrderNotFound(order_id)", "ERR-4021 at 12ms"] * 20
+        + [f"line {k} of plain filler words" for k in range(200)]
+    )
+    messages = agent_history(3)
+    messages[3] = tool("call_0", listing)
+    result = compact_sync(messages, MaskStrategy(keep_last_turns=1), summarizer=None, counter=CharCounter())
+    masked = result.messages[3].parts[0]
+    assert isinstance(masked, ToolResult) and isinstance(masked.content, str)
+    assert masked.content.startswith(MASK_PREFIX)
+    mentions = masked.content.split("; mentions: ", 1)[1].rstrip("]").split(", ")
+    assert mentions == ["src/app/orders.py", "OrderNotFound", "order_id", "ERR-4021", "12ms"]
+    assert "filler" not in mentions and "line" not in mentions  # plain words identify nothing
+    assert len(masked.content) < 400  # bounded whatever the output held
+
+
+def test_placeholder_of_a_small_result_stays_small() -> None:
+    """At most a tenth of the original goes to identifiers, so masking a small result still saves most of it."""
+    messages = agent_history(3)
+    messages[3] = tool("call_0", "see src/a_module.py and src/b_module.py for ERR-1234 " + "x" * 300)
+    result = compact_sync(messages, MaskStrategy(keep_last_turns=1), summarizer=None, counter=CharCounter())
+    masked = result.messages[3].parts[0]
+    assert isinstance(masked, ToolResult)
+    mentions = masked.text.split("; mentions: ", 1)[1].rstrip("]")
+    assert mentions.startswith("src/a_module.py") and len(mentions) <= 353 // 10
+    assert "ERR-1234" not in mentions  # no room left in the tenth of 353 bytes

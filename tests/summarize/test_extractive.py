@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 from chainsum.formats import load
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult
-from chainsum.summarize import ExtractiveSummarizer, call_summarizer, parse_transcript, render_consolidation
+from chainsum.summarize import (
+    ExtractiveSummarizer,
+    call_summarizer,
+    key_identifiers,
+    parse_transcript,
+    render_consolidation,
+)
 from chainsum.summarize import render_transcript as render
 from chainsum.testing import corpora_root, iter_documents
 from strategies import histories
@@ -222,3 +228,21 @@ def test_summary_is_a_fraction_of_what_it_replaces() -> None:
     assert "src/app/main.py" in summary and "E1234" in summary
     short = [Message.of("user", "hi"), Message.of("assistant", "hello")]
     assert len(ExtractiveSummarizer().summarize_messages(short)) <= 300
+
+
+def test_key_identifiers_rank_by_frequency_and_skip_plain_words() -> None:
+    text = "open src/x.py then src/x.py again; call len(items) and parse_order(raw); v1.2.3 failed with E-5001\n" * 3
+    text += "once: /var/log/app.log\n"
+    kept = key_identifiers(text, 1000)
+    assert kept[0] == "src/x.py"
+    assert {"parse_order", "v1.2.3", "E-5001", "/var/log/app.log"} <= set(kept)
+    assert "len" not in kept and "x.py" not in kept  # a plain word; contained in a kept path
+    assert kept.index("/var/log/app.log") > kept.index("parse_order")  # seen once: ranked after the repeated ones
+
+
+def test_key_identifiers_stay_within_their_budget() -> None:
+    text = " ".join(f"src/module_{k}.py" for k in range(500))
+    for limit in (0, 10, 50, 240):
+        kept = key_identifiers(text, limit)
+        assert len(", ".join(kept)) <= limit
+    assert key_identifiers(text, 240) == key_identifiers(text, 240)  # deterministic

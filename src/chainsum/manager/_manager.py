@@ -9,9 +9,11 @@ Order of work in `prepare` (``specs/ratio-trigger-summary-chain.md``):
    comes back, with no chain build, validation or copy.
 3. Summarize under the session lock: re-read the stored state (another process may have summarized), run the
    strategy through `chainsum.strategies.compact` with a budget of ``reset_token_ratio * window`` (so the result
-   lands under the hysteresis reset), with the summarizer preference list, retry and input cap of
+   lands under the hysteresis reset) and the window as its hard limit (past it, and only then, ``auto`` may clip
+   the current turn's tool output), with the summarizer preference list, retry and input cap of
    `SummarizerChain`. Depth strategy: still over the trigger after a pass, a second pass follows when the depth
-   guard allows; when it does not, the pass is retried once with ``preserve_recent`` reduced (never below 2).
+   guard allows; when it does not, the pass is retried once with ``preserve_recent`` reduced (never below 2), as it
+   is when a first pass finds nothing outside the verbatim tail while the history is over the window.
 4. Check: valid for the provider and smaller than the input, else the input is kept.
 5. Archive every removed original with its record and the new state in one transaction; only then is the shorter
    history returned. A failed archive write returns the input.
@@ -376,10 +378,16 @@ class ContextManager:
             state = self.state
             try:
                 result, chain = await self._run(current, cfg.preserve_recent, budget, state.depth)
-            except _Abort:
+            except _Abort as abort:
                 if passes:
                     break
-                raise
+                # Nothing outside the verbatim tail to work on, yet over the window: the tail itself must give.
+                smaller = _adaptive_tail(current, cfg.preserve_recent, budget, self.counter)
+                over_window = self.counter.count_messages(current) > self.window
+                if abort.kind != "nothing" or not over_window or smaller >= cfg.preserve_recent:
+                    raise
+                reduced = True
+                result, chain = await self._run(current, smaller, budget, state.depth)
             over = result.tokens_after / self.window >= cfg.trigger_token_ratio
             can_follow = not passes and state.depth + 1 < cfg.max_summary_chain_depth
             if over and not can_follow and not reduced:
@@ -417,10 +425,11 @@ class ContextManager:
         try:
             result = await compact(
                 messages,
-                strategy_for(self.strategy, cfg, preserve),
+                strategy_for(self.strategy, cfg, preserve, model_free=depth >= cfg.max_summary_chain_depth),
                 summarizer=chain,
                 counter=self.counter,
                 budget=budget,
+                hard_limit=self.window,
                 provider=self.provider,
                 max_summarizer_input_tokens=max(cfg.summarizer_input_cap_tokens - META_ALLOWANCE_TOKENS, 50),
             )

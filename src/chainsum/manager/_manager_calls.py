@@ -29,6 +29,8 @@ from ..errors import SummarizerError
 from ..messages import Message
 from ..strategies import (
     AutoStrategy,
+    Clip,
+    Mask,
     MaskStrategy,
     Plan,
     PlanContext,
@@ -179,7 +181,9 @@ class SummarizerChain:
 class TailGuard:
     """`inner`, except that no step reaches into the last `preserve_recent` messages: a summarized span ending
     inside the tail is shortened to the nearest safe cut before it (dropped when nothing is left), a part edit
-    inside the tail is dropped. `finish` (safe-split's post-processing) passes through."""
+    inside the tail is dropped, except a mask or clip planned while the history is over `PlanContext.hard_limit`
+    (the window: keeping the tail verbatim would make the request fail; both are archived and reversible).
+    `finish` (safe-split's post-processing) passes through."""
 
     inner: Strategy
     preserve_recent: int
@@ -191,6 +195,7 @@ class TailGuard:
         if not plan or all(_end(s) <= limit for s in plan.steps):
             return plan
         cuts = safe_cuts(messages)
+        over_hard = ctx.hard_limit is not None and ctx.counter.count_messages(messages) > ctx.hard_limit
         steps: list[Step] = []
         for step in plan.steps:
             if isinstance(step, Summarize):
@@ -199,7 +204,7 @@ class TailGuard:
                     end -= 1
                 if end > step.start:
                     steps.append(step if end == step.end else replace(step, end=end))
-            elif step.index < limit:
+            elif step.index < limit or (over_hard and isinstance(step, (Mask, Clip))):
                 steps.append(step)
         note = f"{plan.note}; the last {self.preserve_recent} messages kept verbatim"
         return Plan(tuple(steps), note=note)
@@ -215,10 +220,15 @@ def _end(step: Step) -> int:
     return step.end if isinstance(step, Summarize) else step.index + 1
 
 
-def strategy_for(strategy: str | Strategy, config: ManagerConfig, preserve_recent: int) -> TailGuard:
-    """The strategy named in the configuration (or given), guarded to keep `preserve_recent` messages."""
+def strategy_for(
+    strategy: str | Strategy, config: ManagerConfig, preserve_recent: int, *, model_free: bool = False
+) -> TailGuard:
+    """The strategy named in the configuration (or given), guarded to keep `preserve_recent` messages; with
+    `model_free` (an emergency at the depth cap), ``auto`` without its summarizing phases, whatever was named."""
     inner: Strategy
-    if not isinstance(strategy, str):
+    if model_free:
+        inner = AutoStrategy(summarize=False)
+    elif not isinstance(strategy, str):
         inner = strategy
     elif strategy == "auto":
         inner = AutoStrategy()

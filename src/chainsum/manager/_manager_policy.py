@@ -4,9 +4,11 @@ The rules (``specs/ratio-trigger-summary-chain.md``, "Trigger Algorithm" and "Hy
 the spec's order, first match wins:
 
 1. ``enabled`` false: never.
-2. Depth guard: the session already wrote ``max_summary_chain_depth`` records: never again (the spec's
-   ``summaryHistory.length >= maxSummaryChainDepth``; it is a hard stop, emergencies included, so a runaway loop
-   of summaries of summaries cannot happen).
+2. Depth guard: the session already wrote ``max_summary_chain_depth`` summaries: no summary ever again (the
+   spec's ``summaryHistory.length >= maxSummaryChainDepth``, a hard stop, so a runaway loop of summaries of
+   summaries cannot happen). One departure from the spec, for emergencies only (ratio >= ``emergency_token_ratio``):
+   the manager still runs a *model-free* pass (mask and clip tool output, no summarizer call, no new depth),
+   because past the window every request fails at the provider, and masking cannot start a loop of summaries.
 3. Fewer than ``min_messages`` messages: never.
 4. Emergency: ratio >= ``emergency_token_ratio`` (1.0): now, ignoring the cooldown and the hysteresis.
 5. Cooldown: fewer than ``cooldown_messages`` messages since the last attempt: not yet.
@@ -37,7 +39,7 @@ from typing import Any
 from ._config import ManagerConfig
 from ._events import SummarizationReason
 
-__all__ = ["SessionState", "decide"]
+__all__ = ["SessionState", "at_depth_cap", "decide"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,12 +106,19 @@ def is_armed(state: SessionState, ratio: float, n_messages: int, config: Manager
     return state.armed or ratio < config.reset_token_ratio or state.since(n_messages) >= rearm_messages(config)
 
 
+def at_depth_cap(state: SessionState, config: ManagerConfig) -> bool:
+    """No summary may be written any more: only model-free passes, in emergencies."""
+    return state.depth >= config.max_summary_chain_depth
+
+
 def decide(state: SessionState, ratio: float, n_messages: int, config: ManagerConfig) -> SummarizationReason | None:
     """Why to summarize now, or None: the rules of the module docstring, in order."""
-    if not config.enabled or state.depth >= config.max_summary_chain_depth or n_messages < config.min_messages:
+    if not config.enabled or n_messages < config.min_messages:
         return None
     if ratio >= config.emergency_token_ratio:
-        return "emergency"
+        return "emergency"  # at the depth cap too, where the pass is model-free (see `at_depth_cap`)
+    if at_depth_cap(state, config):
+        return None
     since = state.since(n_messages)
     if since < config.cooldown_messages:
         return None

@@ -1,19 +1,24 @@
 """The ``auto`` strategy, chainsum's default: the cheapest step that can still help, one phase per round, until
 the history fits the budget.
 
-1. **mask**: mask old tool output and clip huge tool output (no model; see `_mask`), oldest first, only as much
-   as the budget needs;
+1. **mask**: mask old tool output and clip huge tool output (no model; see `_mask`), oldest first, as much as
+   the budget needs plus `mask_headroom` (so the next pass is not a few messages away); over the hard limit,
+   when the last `keep_last_turns` tool steps were all that was left, those too;
 2. **oversized pairs**: summarize single body pairs larger than `pair_share` of the budget (the sections
    strategy's `plan_oversized_pairs`, over every section), largest savings first;
 3. **sections**: summarize whole sections before the last `keep_sections` into header + one summary (the
    sections strategy's `plan_sections`), oldest first;
 4. **rotation**: in the last sections, the oldest body pairs become one rolling summary (the sections strategy's
-   `plan_last_section_rotation`, with its byte limit derived from what is left of the budget).
+   `plan_last_section_rotation`, with its byte limit derived from what is left of the budget);
+5. **last resort**: only when the history is over `PlanContext.hard_limit` (the context window: the provider would
+   reject the request), the current turn's largest tool results are clipped to head and tail. This comes first
+   when the untouchable part alone (system messages and the current turn) is over the budget, since no other
+   phase can help then, and last otherwise. Nothing else ever touches the current turn.
 
 Each phase plans only the steps its estimate says are needed (a summary is assumed to cost `summary_tokens`), so
 a history slightly over budget loses as little as possible and keeps most of its prompt-cache prefix. The
 executor stops as soon as the history fits. The current turn (the last body pair and what follows it) is never
-touched, by any phase.
+touched by phases 1 to 4.
 
 A budget is needed to know when to stop. Without one (`PlanContext.budget` None) the target is
 `default_budget_ratio` of the history's size when compaction started (half, by default): "make it notably
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..chain import Chain
 from ..messages import Message
-from ._mask import current_turn_start, plan_masks
+from ._mask import current_turn_start, plan_current_turn_clips, plan_masks
 from ._plan import Plan, PlanContext, Step, Summarize
 from ._sections import SectionsConfig, plan_last_section_rotation, plan_oversized_pairs, plan_sections
 
@@ -53,6 +58,16 @@ class AutoStrategy:
     """A body pair larger than this share of the budget is summarized on its own."""
     keep_sections: int = 1
     """Most recent sections never summarized whole (the current one is always kept)."""
+    mask_headroom: float = 0.15
+    """The masking phase clears this share of the budget beyond what is needed (when it can), as Anthropic's
+    ``clear_at_least`` does: masking exactly to the budget brings a growing conversation back over it a few
+    messages later, and every pass rewrites the prompt prefix and breaks the provider's prompt cache. Summaries
+    need no such margin: a summary frees a whole span at once."""
+    min_keep_chars: int = 1000
+    """A current-turn tool result clipped as a last resort (see `PlanContext.hard_limit`) keeps at least this many
+    characters of its head and tail."""
+    summarize: bool = True
+    """False: phases 1 and 5 only, never a summarizer call (the manager's emergency pass at its depth cap)."""
     summary_tokens: int = 400
     """Assumed size of one summary when estimating what a step saves (at most a third of what it replaces)."""
     default_budget_ratio: float = 0.5
@@ -66,6 +81,10 @@ class AutoStrategy:
             raise ValueError(f"pair_share must be in (0, 1], got {self.pair_share}")
         if not 0 < self.default_budget_ratio < 1:
             raise ValueError(f"default_budget_ratio must be in (0, 1), got {self.default_budget_ratio}")
+        if not 0 <= self.mask_headroom < 1:
+            raise ValueError(f"mask_headroom must be in [0, 1), got {self.mask_headroom}")
+        if self.min_keep_chars < 100:
+            raise ValueError(f"min_keep_chars must be >= 100, got {self.min_keep_chars}")
         if self.keep_sections < 1:
             raise ValueError(f"keep_sections must be >= 1 (the current section), got {self.keep_sections}")
 
@@ -82,17 +101,37 @@ class AutoStrategy:
         if tokens <= budget:
             return Plan(note=f"fits the budget ({tokens} <= {budget} tokens): nothing to do")
         need = tokens - budget
-        masks = plan_masks(
-            messages,
-            ctx,
-            keep_last_turns=self.keep_last_turns,
-            clip_chars=self.clip_chars,
-            head=self.head,
-            tail=self.tail,
-            need=need,
-        )
+        protected = current_turn_start(messages)
+        if ctx.hard_limit is not None and tokens > ctx.hard_limit:  # phase 5 first (see the module docstring)
+            # What no phase may remove: system messages and the current turn. Over the window with that alone
+            # over the budget, nothing but the current turn's own tool output can make the request acceptable.
+            floor = ctx.counter.count_messages(messages[protected:]) + sum(
+                ctx.counter.count_message(m) for m in messages[:protected] if m.role == "system"
+            )
+            if floor > budget:
+                clips = plan_current_turn_clips(messages, ctx, need=floor - budget, min_keep=self.min_keep_chars)
+                if clips:
+                    return Plan(tuple(clips), note=_clip_note(tokens, ctx.hard_limit))
+        over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
+        masks: list[Step] = []
+        # Over the window, the recent tool steps lose their protection before anything is summarized: masking is
+        # reversible (the original is archived) and a request the provider refuses keeps nothing at all.
+        for keep in (self.keep_last_turns, 0) if over_hard and self.keep_last_turns else (self.keep_last_turns,):
+            masks = plan_masks(
+                messages,
+                ctx,
+                keep_last_turns=keep,
+                clip_chars=self.clip_chars,
+                head=self.head,
+                tail=self.tail,
+                need=need + int(budget * self.mask_headroom),
+            )
+            if masks:
+                break
         if masks:
             return Plan(tuple(masks), note=f"mask/clip old tool output: {need} tokens over the budget")
+        if not self.summarize:
+            return self._last_resort(messages, ctx, tokens, need)
         # A leading assistant message (rule 1) is "repaired" by keeping it in a header-less section, which leaves
         # the messages one to one with the chain, as the section planners need; any other repair would not.
         chain = Chain.build(messages, repair=True, allow_pending_tail=True)
@@ -101,7 +140,6 @@ class AutoStrategy:
             logger.warning("repair=<%s> | not a well-formed chain; only masking is possible", other[0])
             return Plan(note=f"not a well-formed chain ({other[0]}); nothing more to plan")
         bytes_per_token = max(chain.size, 1) / max(tokens, 1)
-        protected = current_turn_start(messages)
 
         def to_bytes(n_tokens: float) -> int:
             return max(_MIN_BYTES, int(n_tokens * bytes_per_token))
@@ -154,7 +192,18 @@ class AutoStrategy:
         steps = [s for s in plan_last_section_rotation(messages, chain, rotation) if s.end <= protected]
         if steps:
             return Plan(tuple(steps), note="last-section rotation: the oldest pairs become one summary")
+        return self._last_resort(messages, ctx, tokens, need)
+
+    def _last_resort(self, messages: Sequence[Message], ctx: PlanContext, tokens: int, need: int) -> Plan:
+        if ctx.hard_limit is not None and tokens > ctx.hard_limit:
+            clips = plan_current_turn_clips(messages, ctx, need=need, min_keep=self.min_keep_chars)
+            if clips:
+                return Plan(tuple(clips), note=_clip_note(tokens, ctx.hard_limit))
         return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
+
+
+def _clip_note(tokens: int, hard_limit: int) -> str:
+    return f"last resort: {tokens} tokens exceed the hard limit of {hard_limit}; clipping current-turn tool output"
 
 
 def _saving(span_tokens: int, summary_tokens: int) -> int:

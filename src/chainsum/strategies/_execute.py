@@ -399,6 +399,7 @@ async def compact(
     summarizer: SummarizerLike | None,
     counter: TokenCounter,
     budget: int | None = None,
+    hard_limit: int | None = None,
     provider: str = "openai",
     concurrency: int = 8,
     max_rounds: int = 6,
@@ -407,6 +408,9 @@ async def compact(
     progress: ProgressCallback | None = None,
 ) -> CompactResult:
     """Compact `messages` with `strategy` until they fit `budget` (tokens, by `counter`), valid for `provider`.
+
+    `hard_limit` (tokens; the model's context window) is where the provider would reject the request: a strategy
+    may then, as a last resort, clip tool output in the current turn (see `PlanContext.hard_limit`).
 
     `summarizer` may be None only for strategies that never summarize (``mask``) or for a dry run; a dry run
     plans every round against a stand-in summary of fixed length, never calls the real summarizer, and returns
@@ -437,6 +441,7 @@ async def compact(
     for round_no in range(max_rounds):
         ctx = PlanContext(
             budget=budget,
+            hard_limit=hard_limit,
             counter=counter,
             round=round_no,
             depth=_depth(current),
@@ -521,6 +526,7 @@ def compact_sync(
     summarizer: SummarizerLike | None,
     counter: TokenCounter,
     budget: int | None = None,
+    hard_limit: int | None = None,
     provider: str = "openai",
     concurrency: int = 8,
     max_rounds: int = 6,
@@ -546,6 +552,7 @@ def compact_sync(
                 summarizer=summarizer,
                 counter=counter,
                 budget=budget,
+                hard_limit=hard_limit,
                 provider=provider,
                 concurrency=concurrency,
                 max_rounds=max_rounds,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from ..chain import SUMMARIZATION_TOOL_NAME, match_results
 from ..messages import Message, ResultPart, Text, ToolCall, ToolResult, part_size, utf8_len
+from ..summarize import key_identifiers
 from ._plan import Clip, Mask, Plan, PlanContext, Step
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "is_masked",
     "mask_result",
     "masked_text",
+    "plan_current_turn_clips",
     "plan_masks",
     "result_bytes",
 ]
@@ -47,6 +49,10 @@ CLIP_MARKER = "[chainsum: clipped"
 """Start of the marker between the head and tail of a clipped tool result."""
 
 _ARGS_EXCERPT = 80
+_KEEP_CHARS = 240
+"""Most characters of identifiers a mask placeholder keeps from the output it replaces."""
+_KEEP_SHARE = 0.1
+"""...and at most this share of the original's size, so masking a small result still saves most of it."""
 
 
 def result_bytes(result: ToolResult) -> int:
@@ -78,9 +84,18 @@ def args_digest(call: ToolCall | None) -> str:
 
 
 def masked_text(result: ToolResult, call: ToolCall | None) -> str:
-    """The placeholder for a masked result: enough for the model to know what it ran, and to run it again."""
+    """The placeholder for a masked result: enough for the model to know what it ran, and to run it again, plus
+    the identifiers the output mentioned (file paths, ids, error codes, numbers with units), most frequent first.
+
+    Tool output is where most of a conversation's identifiers live; a bare placeholder loses them all, and a
+    model that no longer knows *which* file held the bug re-runs the whole search. The list is bounded by
+    `_KEEP_CHARS` and by `_KEEP_SHARE` of the original, so a placeholder always saves most of what it replaces.
+    """
     name = result.name or (call.name if call else None) or "?"
-    return f"{MASK_PREFIX}: tool={name} args={args_digest(call)} original={result_bytes(result)} bytes]"
+    size = result_bytes(result)
+    head = f"{MASK_PREFIX}: tool={name} args={args_digest(call)} original={size} bytes"
+    kept = key_identifiers(_result_text(result), min(_KEEP_CHARS, int(size * _KEEP_SHARE)))
+    return f"{head}; mentions: {', '.join(kept)}]" if kept else f"{head}]"
 
 
 def mask_result(result: ToolResult, call: ToolCall | None) -> ToolResult:
@@ -202,6 +217,38 @@ def plan_masks(
             out.append(Clip(index=i, part=pi, head=head, tail=tail, reason=reason))
             saved += saving
     return out
+
+
+def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, need: int, min_keep: int) -> list[Step]:
+    """Clips of the current turn's tool output, largest first, cutting about `need` tokens in all; each result
+    keeps at least `min_keep` characters (two thirds head, one third tail).
+
+    The last resort of the ``auto`` strategy when the history is over the context window (`PlanContext.hard_limit`):
+    a tool that returned more than the window holds would otherwise make the next request fail at the provider,
+    turn after turn. The original is archived by the manager like every other edit, so `expand` brings it back.
+    """
+    counter = ctx.counter
+    found: list[tuple[int, int, int, str]] = []
+    for i in range(current_turn_start(messages), len(messages)):
+        for pi, part in enumerate(messages[i].parts):
+            if isinstance(part, ToolResult) and not is_masked(part):
+                text = _result_text(part)
+                if len(text) > min_keep and CLIP_MARKER not in text:
+                    found.append((counter.count_text(text), i, pi, text))
+    out: list[Step] = []
+    left = need
+    for tokens, i, pi, text in sorted(found, key=lambda f: (-f[0], f[1], f[2])):
+        if left <= 0:
+            break
+        cut = min(left, tokens)
+        keep = max(min_keep, len(text) * (tokens - cut) // max(tokens, 1))
+        if keep >= len(text) * 9 // 10:  # saves under a tenth: not worth losing the middle of the output
+            continue
+        head = keep * 2 // 3
+        reason = f"current-turn tool output of {len(text)} characters over the hard limit; keeping {keep}"
+        out.append(Clip(index=i, part=pi, head=head, tail=keep - head, reason=reason))
+        left -= tokens * (len(text) - keep) // len(text)
+    return sorted(out, key=lambda c: (c.index, c.part) if isinstance(c, Clip) else (0, 0))
 
 
 @dataclass(frozen=True, slots=True)

@@ -119,6 +119,10 @@ class PlanContext:
     """Which round of the executor loop this is (0 first)."""
     depth: int = 0
     """How many summaries deep the history already is (summaries of summaries)."""
+    hard_limit: int | None = None
+    """Tokens above which the provider rejects the request (the model's context window), when known. Only past it
+    may a strategy edit the current turn: ``auto`` then clips the current turn's oversized tool output, as a last
+    resort, because a request the provider must refuse helps nobody."""
     extra: dict[str, object] = field(default_factory=dict[str, object])
     """Facts from the executor: `compact` sets ``tokens_before`` (the input's size when compaction started), which
     ``auto`` uses as the base of its default target when no budget is given."""
@@ -126,7 +130,8 @@ class PlanContext:
 
 class Strategy(Protocol):
     """A planner. Must be deterministic, must never include system messages in a step, must cut only where
-    `chainsum.chain.safe_cuts` allows, must never touch the last body pair of a section (the current turn)."""
+    `chainsum.chain.safe_cuts` allows, must never touch the last body pair of a section (the current turn), with
+    one exception: clipping the current turn's tool output when the history is over `PlanContext.hard_limit`."""
 
     @property
     def name(self) -> str: ...

@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
-from ._extractive import Extraction, ExtractiveSummarizer
+from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
 from ._mapreduce import approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
 from ._protocol import Summarizer, SummarizerLike, call_summarizer
 from ._transcript import (
@@ -29,6 +29,7 @@ __all__ = [
     "TranscriptCase",
     "approx_tokens",
     "call_summarizer",
+    "key_identifiers",
     "parse_structured_summary",
     "parse_transcript",
     "render_consolidation",

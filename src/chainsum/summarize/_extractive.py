@@ -31,7 +31,7 @@ from typing import Literal, TypeAlias
 from ..messages import Message
 from ._transcript import TranscriptCase, parse_transcript, render_transcript
 
-__all__ = ["Extraction", "ExtractiveSummarizer", "Item", "Section"]
+__all__ = ["Extraction", "ExtractiveSummarizer", "Item", "Section", "key_identifiers"]
 
 Section: TypeAlias = Literal["requests", "decisions", "actions", "errors", "identifiers"]
 SECTIONS: tuple[Section, ...] = ("requests", "decisions", "actions", "errors", "identifiers")
@@ -100,6 +100,7 @@ _COMBINED = re.compile("|".join(f"(?:{p.pattern})" for p in _IDENTIFIERS[:-2]))
 it, a path before the file name inside it), which is both faster and less noisy than one pass per pattern."""
 _BACKTICKS, _QUOTES = _IDENTIFIERS[-2], _IDENTIFIERS[-1]
 _TRAILING = ".,;:!?)]}'\""
+_PLAIN_WORD = re.compile(r"`?[A-Za-z][a-z]*`?")
 _NOISE = frozenset({"e.g", "i.e", "etc", "vs", "a.m", "p.m"})
 
 
@@ -167,6 +168,36 @@ class _Collector:
         for name in SECTIONS:
             sections[name] = tuple(Item(text, s[0], s[1], s[2]) for text, s in self.seen[name].items())
         return Extraction(messages=messages, sections=sections, scanned=self.scanned)
+
+
+def key_identifiers(text: str, max_chars: int, *, max_item_chars: int = 80) -> list[str]:
+    """The identifiers of `text` worth keeping when the text itself goes (a masked tool result), within
+    `max_chars` in all (joined by ", ").
+
+    Same patterns as the summaries (paths, URLs, names, ids, codes, numbers with units), ranked by how often they
+    occur, then by first appearance, so the list is deterministic. Skipped: plain words ("len", "isinstance":
+    a call pattern matches them, but in a one-line placeholder only something with structure, a separator, digit or
+    inner capital, identifies anything), one contained in a kept one ("file.py" next to "src/file.py"), and one
+    longer than `max_item_chars` (a long URL costs more than it helps).
+    """
+    if max_chars <= 0:
+        return []
+    out = _Collector(max_item_chars)
+    for at, line in enumerate(_lines(text)):
+        out.identifiers(line, at, quotes=False)
+    # stable: ties keep the order of appearance within a line
+    items = sorted(out.result(0).sections["identifiers"], key=lambda i: (-i.count, i.first))
+    kept: list[str] = []
+    used = 0
+    for item in items:
+        if len(item.text) > max_item_chars or _PLAIN_WORD.fullmatch(item.text) or any(item.text in k for k in kept):
+            continue
+        cost = len(item.text) + (2 if kept else 0)
+        if used + cost > max_chars:
+            continue
+        kept.append(item.text)
+        used += cost
+    return kept
 
 
 def _cost(item: Item) -> int:
