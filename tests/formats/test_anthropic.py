@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,15 +25,16 @@ from chainsum.messages import (
     messages_from_list,
     messages_to_list,
 )
+from formats.formats_support import FIXTURES_ROOT, read_json
 from strategies import histories, well_formed_histories
 
-FIXTURES = Path(__file__).parent / "fixtures" / "anthropic"
+FIXTURES = FIXTURES_ROOT / "anthropic"
 GOLDEN = ["request", "blocks"]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def _json(name: str) -> Any:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return read_json(FIXTURES / name)
 
 
 def _hint(**hints: Any) -> dict[str, Any]:

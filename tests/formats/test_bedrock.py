@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import string
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,14 +25,23 @@ from chainsum.messages import (
     messages_from_list,
     messages_to_list,
 )
+from formats.formats_support import (
+    FIXTURES_ROOT,
+    assert_exact_or_format_error,
+    assert_wrong_types_load_or_fail_cleanly,
+    case_ids,
+    json_values,
+    read_json,
+    wire_cases,
+)
 from strategies import histories
 
-FIXTURES = Path(__file__).parent / "fixtures" / "bedrock"
-NAMES = sorted(p.name.removesuffix(".wire.json") for p in FIXTURES.glob("*.wire.json"))
+FIXTURES = FIXTURES_ROOT / "bedrock"
+NAMES = case_ids(wire_cases(FIXTURES))
 
 
 def _fixture(name: str, kind: str) -> Any:
-    return json.loads((FIXTURES / f"{name}.{kind}.json").read_text(encoding="utf-8"))
+    return read_json(FIXTURES / f"{name}.{kind}.json")
 
 
 def _round_trip(doc: Any) -> Any:
@@ -458,56 +464,17 @@ def test_malformed_input_names_the_place(doc: Any, where: str) -> None:
     assert info.value.format == "bedrock"
 
 
-def _paths(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _paths(value, (*path, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            yield from _paths(value, (*path, index))
-
-
-def _replace(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    out = copy.deepcopy(doc)
-    node = out
-    for step in path[:-1]:
-        node = node[step]
-    node[path[-1]] = value
-    return out
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_every_node_replaced_by_a_wrong_type_loads_or_fails_cleanly(name: str) -> None:
-    wire = _fixture(name, "wire")
-    for path in _paths(wire):
-        for value in (None, 0, 1.5, "x", True, [], {}, [1], {"k": None}):
-            doc = _replace(wire, path, value)
-            try:
-                conv = bedrock.load(doc)
-            except FormatError as exc:
-                assert exc.where or not path or path == ("messages",), (path, value)
-                continue
-            assert bedrock.dump(conv.messages, conv.envelope) == doc, (path, value)
+    assert_wrong_types_load_or_fail_cleanly(bedrock, _fixture(name, "wire"), "messages")
 
 
-_json_leaf = st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=8)
-_json = st.recursive(
-    _json_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=8,
-)
+_json = json_values()
 
 
 @given(_json)
 def test_arbitrary_json_never_raises_anything_but_format_error(doc: Any) -> None:
-    try:
-        conv = bedrock.load(doc)
-    except FormatError:
-        return
-    assert bedrock.dump(conv.messages, conv.envelope) == doc
+    assert_exact_or_format_error(bedrock, doc)
 
 
 # --- round-trip properties over generated wire documents ------------------------------------------------------

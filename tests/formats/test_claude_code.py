@@ -6,7 +6,6 @@ import json
 from collections import Counter
 from functools import cache
 from itertools import pairwise
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +17,9 @@ from chainsum.errors import FormatError
 from chainsum.formats import DUMPABLE, anthropic, claude_code
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult, messages_to_list
 from chainsum.testing.corpora import CorpusDocument, iter_documents
+from formats.formats_support import FIXTURES_ROOT, read_json
 
-FIXTURES = Path(__file__).parent / "fixtures" / "claude-code"
+FIXTURES = FIXTURES_ROOT / "claude-code"
 
 
 def _session_text() -> str:
@@ -40,7 +40,7 @@ def _shape(messages: tuple[Message, ...]) -> list[tuple[str, tuple[Any, ...]]]:
 
 def test_golden_session() -> None:
     conversation = claude_code.load(_records())
-    expected = json.loads((FIXTURES / "session.expected.json").read_text(encoding="utf-8"))
+    expected = read_json(FIXTURES / "session.expected.json")
     assert conversation.format == "claude-code"
     assert {"envelope": conversation.envelope, "messages": messages_to_list(conversation.messages)} == expected
 

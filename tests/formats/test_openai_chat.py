@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -27,52 +25,56 @@ from chainsum.messages import (
     messages_to_list,
 )
 from chainsum.testing.corpora import iter_documents
+from formats.formats_support import (
+    FIXTURES_ROOT,
+    assert_exact_or_format_error,
+    assert_round_trips,
+    case_ids,
+    cost_ratio,
+    openai_chaos_documents,
+    read_canonical,
+    read_json,
+    spread,
+    wire_cases,
+)
 
-FIXTURES = Path(__file__).parent / "fixtures" / "openai"
-CASES = sorted(FIXTURES.glob("*.wire.json"))
-
-
-def _read(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _canonical(path: Path) -> Any:
-    return _read(path.with_name(path.name.replace(".wire.", ".canonical.")))
+FIXTURES = FIXTURES_ROOT / "openai"
+CASES = wire_cases(FIXTURES)
 
 
 # --- golden fixtures ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.name.split(".")[0] for p in CASES])
+@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
 def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
-    conv = openai_chat.load(_read(path))
-    expected = _canonical(path)
+    conv = openai_chat.load(read_json(path))
+    expected = read_canonical(path)
     assert conv.format == "openai"
     assert messages_to_list(conv.messages) == expected["messages"]
     assert conv.envelope == expected["envelope"]
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.name.split(".")[0] for p in CASES])
+@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
 def test_fixture_round_trips_exactly(path: Path) -> None:
-    wire = _read(path)
+    wire = read_json(path)
     conv = openai_chat.load(wire)
     dropped: list[Dropped] = []
     assert openai_chat.dump(conv.messages, conv.envelope, dropped) == wire
     assert dropped == []
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.name.split(".")[0] for p in CASES])
+@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
 def test_fixture_round_trips_through_chainsum_json(path: Path) -> None:
     """Everything dump needs lives in the canonical values, so their JSON form is enough to rebuild the wire."""
-    expected = _canonical(path)
+    expected = read_canonical(path)
     messages = messages_from_list(expected["messages"])
-    assert openai_chat.dump(messages, expected["envelope"]) == _read(path)
+    assert openai_chat.dump(messages, expected["envelope"]) == read_json(path)
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.name.split(".")[0] for p in CASES])
+@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
 def test_fixture_is_detected_as_openai(path: Path) -> None:
-    assert openai_chat.sniff(_read(path)) == 2
-    assert detect(_read(path)) == "openai"
+    assert openai_chat.sniff(read_json(path)) == 2
+    assert detect(read_json(path)) == "openai"
 
 
 def test_data_url_becomes_bytes_only_when_it_rebuilds_exactly() -> None:
@@ -234,43 +236,17 @@ _document = st.lists(_message(), max_size=6) | st.builds(
 @settings(max_examples=300, deadline=None)
 @given(_document)
 def test_any_generated_document_round_trips(doc: Any) -> None:
-    conv = openai_chat.load(doc)
-    assert openai_chat.dump(conv.messages, conv.envelope) == doc
-    again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
-    assert again == list(conv.messages)
-    assert openai_chat.dump(again, conv.envelope) == doc
+    assert_round_trips(openai_chat, doc)
 
 
 # --- arbitrary JSON ----------------------------------------------------------------------------------------------
 
-_KEYS = (
-    "role content type text tool_calls function name arguments id call_id output summary tool_call_id refusal"
-    " function_call image_url url file file_data filename custom input encrypted_content requestor error"
-    " tool_messages status messages annotations detail file_url"
-).split()
-_WORDS = (
-    "user assistant system developer tool function message function_call function_call_output reasoning text"
-    " input_text output_text refusal image_url input_image input_file file custom custom_tool_call summary_text x"
-).split()
-_chaos_leaf = st.none() | st.booleans() | st.integers() | st.sampled_from([*_WORDS, "", "data:image/png;base64,AAAA"])
-_chaos = st.recursive(
-    _chaos_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=5),
-    max_leaves=25,
-)
-
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(_chaos, max_size=4) | st.dictionaries(st.sampled_from(["messages", "input", "model"]), _chaos))
+@given(openai_chaos_documents())
 def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
     """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""
-    assert openai_chat.sniff(doc) in (0, 1, 2)
-    try:
-        conv = openai_chat.load(doc)
-    except FormatError as err:
-        assert err.format == openai_chat.NAME
-        return
-    assert openai_chat.dump(conv.messages, conv.envelope) == doc
+    assert_exact_or_format_error(openai_chat, doc)
 
 
 # --- sniffing ----------------------------------------------------------------------------------------------------
@@ -536,7 +512,7 @@ def test_chat_to_responses_and_back_keeps_text_calls_and_results() -> None:
 
 
 def test_responses_fixture_to_chat_reports_what_it_drops() -> None:
-    wire = _read(FIXTURES.parent / "openai-responses" / "request.wire.json")
+    wire = read_json(FIXTURES.parent / "openai-responses" / "request.wire.json")
     messages = openai_responses.load(wire).messages
     dropped: list[Dropped] = []
     chat = openai_chat.dump(messages, dropped=dropped)
@@ -564,28 +540,6 @@ def test_responses_fixture_to_chat_reports_what_it_drops() -> None:
 # --- cost --------------------------------------------------------------------------------------------------------
 
 
-def _spread(n: int, low: int, high: int) -> int:
-    """Message sizes spread over [low, high) (an agent history mixes short turns and long tool outputs)."""
-    return low + (n * 7919) % (high - low)
-
-
-def _cost_ratio(f: Any, g: Any, rounds: int = 7) -> float:
-    """CPU time of `f` over that of `g`, each the best of a few runs taken in turns (so both see the same
-    machine), each run after a full collection."""
-    best_f = best_g = float("inf")
-    for _ in range(rounds):
-        for fn, is_f in ((f, True), (g, False)):
-            gc.collect()
-            start = time.process_time()
-            fn()
-            spent = time.process_time() - start
-            if is_f:
-                best_f = min(best_f, spent)
-            else:
-                best_g = min(best_g, spent)
-    return best_f / best_g
-
-
 def test_loading_costs_about_as_much_as_parsing_the_json() -> None:
     """A long agent history is re-read before every model call, so loading must cost about what parsing the JSON
     does: measured at 1.5 to 1.8 times `json.loads` here, most of it building the frozen message values; the
@@ -593,15 +547,15 @@ def test_loading_costs_about_as_much_as_parsing_the_json() -> None:
     history: list[dict[str, Any]] = [{"role": "system", "content": "policy " * 300}]
     for n in range(2500):  # 10,000 messages, 25 MB
         history += [
-            {"role": "user", "content": f"question {n} " + "x" * _spread(n, 500, 4000)},
+            {"role": "user", "content": f"question {n} " + "x" * spread(n, 500, 4000)},
             {
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [{"id": f"c{n}", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
             },
-            {"role": "tool", "tool_call_id": f"c{n}", "content": "r" * _spread(n, 1000, 12000)},
-            {"role": "assistant", "content": "answer " + "z" * _spread(n, 100, 2000)},
+            {"role": "tool", "tool_call_id": f"c{n}", "content": "r" * spread(n, 1000, 12000)},
+            {"role": "assistant", "content": "answer " + "z" * spread(n, 100, 2000)},
         ]
     text = json.dumps(history)
     data = json.loads(text)
-    assert _cost_ratio(lambda: openai_chat.load(data), lambda: json.loads(text)) < 2.5
+    assert cost_ratio(lambda: openai_chat.load(data), lambda: json.loads(text)) < 2.5

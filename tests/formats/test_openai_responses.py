@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import base64
-import gc
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,18 +23,22 @@ from chainsum.messages import (
     messages_from_list,
     messages_to_list,
 )
+from formats.formats_support import (
+    FIXTURES_ROOT,
+    assert_exact_or_format_error,
+    assert_round_trips,
+    case_ids,
+    cost_ratio,
+    openai_chaos_documents,
+    read_canonical,
+    read_json,
+    spread,
+    wire_cases,
+)
 
-FIXTURES = Path(__file__).parent / "fixtures" / "openai-responses"
-CASES = sorted(FIXTURES.glob("*.wire.json"))
-IDS = [p.name.split(".")[0] for p in CASES]
-
-
-def _read(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _canonical(path: Path) -> Any:
-    return _read(path.with_name(path.name.replace(".wire.", ".canonical.")))
+FIXTURES = FIXTURES_ROOT / "openai-responses"
+CASES = wire_cases(FIXTURES)
+IDS = case_ids(CASES)
 
 
 # --- golden fixtures ---------------------------------------------------------------------------------------------
@@ -44,8 +46,8 @@ def _canonical(path: Path) -> Any:
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
-    conv = openai_responses.load(_read(path))
-    expected = _canonical(path)
+    conv = openai_responses.load(read_json(path))
+    expected = read_canonical(path)
     assert conv.format == "openai-responses"
     assert messages_to_list(conv.messages) == expected["messages"]
     assert conv.envelope == expected["envelope"]
@@ -53,7 +55,7 @@ def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_round_trips_exactly(path: Path) -> None:
-    wire = _read(path)
+    wire = read_json(path)
     conv = openai_responses.load(wire)
     dropped: list[Dropped] = []
     assert openai_responses.dump(conv.messages, conv.envelope, dropped) == wire
@@ -62,14 +64,14 @@ def test_fixture_round_trips_exactly(path: Path) -> None:
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_round_trips_through_chainsum_json(path: Path) -> None:
-    expected = _canonical(path)
-    assert openai_responses.dump(messages_from_list(expected["messages"]), expected["envelope"]) == _read(path)
+    expected = read_canonical(path)
+    assert openai_responses.dump(messages_from_list(expected["messages"]), expected["envelope"]) == read_json(path)
 
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_is_detected(path: Path) -> None:
-    assert openai_responses.sniff(_read(path)) == 2
-    assert detect(_read(path)) == "openai-responses"
+    assert openai_responses.sniff(read_json(path)) == 2
+    assert detect(read_json(path)) == "openai-responses"
 
 
 def test_output_items_of_one_turn_become_one_assistant_message() -> None:
@@ -230,43 +232,17 @@ _document = st.lists(_item, max_size=7) | st.builds(
 @settings(max_examples=300, deadline=None)
 @given(_document)
 def test_any_generated_document_round_trips(doc: Any) -> None:
-    conv = openai_responses.load(doc)
-    assert openai_responses.dump(conv.messages, conv.envelope) == doc
-    again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
-    assert again == list(conv.messages)
-    assert openai_responses.dump(again, conv.envelope) == doc
+    assert_round_trips(openai_responses, doc)
 
 
 # --- arbitrary JSON ----------------------------------------------------------------------------------------------
 
-_KEYS = (
-    "role content type text tool_calls function name arguments id call_id output summary tool_call_id refusal"
-    " function_call image_url url file file_data filename custom input encrypted_content requestor error"
-    " tool_messages status messages annotations detail file_url"
-).split()
-_WORDS = (
-    "user assistant system developer tool function message function_call function_call_output reasoning text"
-    " input_text output_text refusal image_url input_image input_file file custom custom_tool_call summary_text x"
-).split()
-_chaos_leaf = st.none() | st.booleans() | st.integers() | st.sampled_from([*_WORDS, "", "data:image/png;base64,AAAA"])
-_chaos = st.recursive(
-    _chaos_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=5),
-    max_leaves=25,
-)
-
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(_chaos, max_size=4) | st.dictionaries(st.sampled_from(["messages", "input", "model"]), _chaos))
+@given(openai_chaos_documents())
 def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
     """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""
-    assert openai_responses.sniff(doc) in (0, 1, 2)
-    try:
-        conv = openai_responses.load(doc)
-    except FormatError as err:
-        assert err.format == openai_responses.NAME
-        return
-    assert openai_responses.dump(conv.messages, conv.envelope) == doc
+    assert_exact_or_format_error(openai_responses, doc)
 
 
 # --- sniffing ----------------------------------------------------------------------------------------------------
@@ -401,7 +377,7 @@ def test_other_formats_are_written_as_items_and_losses_reported() -> None:
 
 
 def test_responses_to_chat_and_back_keeps_text_calls_and_results() -> None:
-    wire = _read(FIXTURES / "request.wire.json")
+    wire = read_json(FIXTURES / "request.wire.json")
     messages = openai_responses.load(wire).messages
     chat = openai_chat.dump(messages)
     through = openai_chat.load(chat).messages
@@ -424,47 +400,23 @@ def test_responses_to_chat_and_back_keeps_text_calls_and_results() -> None:
 # --- cost --------------------------------------------------------------------------------------------------------
 
 
-def _spread(n: int, low: int, high: int) -> int:
-    """Message sizes spread over [low, high) (an agent history mixes short turns and long tool outputs)."""
-    return low + (n * 7919) % (high - low)
-
-
-def _cost_ratio(f: Any, g: Any, rounds: int = 7) -> float:
-    """CPU time of `f` over that of `g`, each the best of a few runs taken in turns (so both see the same
-    machine), each run after a full collection."""
-    best_f = best_g = float("inf")
-    for _ in range(rounds):
-        for fn, is_f in ((f, True), (g, False)):
-            gc.collect()
-            start = time.process_time()
-            fn()
-            spent = time.process_time() - start
-            if is_f:
-                best_f = min(best_f, spent)
-            else:
-                best_g = min(best_g, spent)
-    return best_f / best_g
-
-
 def test_loading_costs_about_as_much_as_parsing_the_json() -> None:
     """Measured at 1.4 to 1.8 times `json.loads` here; the bound leaves room for a busy machine."""
     items: list[dict[str, Any]] = []
     for n in range(2000):  # 10,000 items, 27 MB
         items += [
-            {"role": "user", "content": f"question {n} " + "x" * _spread(n, 500, 4000)},
+            {"role": "user", "content": f"question {n} " + "x" * spread(n, 500, 4000)},
             {"type": "reasoning", "id": f"rs_{n}", "summary": [{"type": "summary_text", "text": "s" * 300}]},
             {"type": "function_call", "id": f"fc_{n}", "call_id": f"c{n}", "name": "f", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": f"c{n}", "output": "r" * _spread(n, 1000, 12000)},
+            {"type": "function_call_output", "call_id": f"c{n}", "output": "r" * spread(n, 1000, 12000)},
             {
                 "type": "message",
                 "role": "assistant",
                 "id": f"msg_{n}",
                 "status": "completed",
-                "content": [
-                    {"type": "output_text", "text": "answer " + "z" * _spread(n, 100, 2000), "annotations": []}
-                ],
+                "content": [{"type": "output_text", "text": "answer " + "z" * spread(n, 100, 2000), "annotations": []}],
             },
         ]
     text = json.dumps(items)
     data = json.loads(text)
-    assert _cost_ratio(lambda: openai_responses.load(data), lambda: json.loads(text)) < 2.5
+    assert cost_ratio(lambda: openai_responses.load(data), lambda: json.loads(text)) < 2.5

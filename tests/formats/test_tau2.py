@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gc
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +14,21 @@ from chainsum.errors import FormatError
 from chainsum.formats import Dropped, detect, openai_chat, tau2
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult, messages_from_list, messages_to_list
 from chainsum.testing.corpora import corpora_root, iter_documents
+from formats.formats_support import (
+    FIXTURES_ROOT,
+    assert_exact_or_format_error,
+    case_ids,
+    cost_ratio,
+    openai_chaos_documents,
+    read_canonical,
+    read_json,
+    spread,
+    wire_cases,
+)
 
-FIXTURES = Path(__file__).parent / "fixtures" / "tau2"
-CASES = sorted(FIXTURES.glob("*.wire.json"))
-IDS = [p.name.split(".")[0] for p in CASES]
-
-
-def _read(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _canonical(path: Path) -> Any:
-    return _read(path.with_name(path.name.replace(".wire.", ".canonical.")))
+FIXTURES = FIXTURES_ROOT / "tau2"
+CASES = wire_cases(FIXTURES)
+IDS = case_ids(CASES)
 
 
 # --- golden fixture ----------------------------------------------------------------------------------------------
@@ -35,8 +36,8 @@ def _canonical(path: Path) -> Any:
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
-    conv = tau2.load(_read(path))
-    expected = _canonical(path)
+    conv = tau2.load(read_json(path))
+    expected = read_canonical(path)
     assert conv.format == "tau2"
     assert messages_to_list(conv.messages) == expected["messages"]
     assert conv.envelope == expected["envelope"]
@@ -44,18 +45,18 @@ def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_round_trips_exactly(path: Path) -> None:
-    wire = _read(path)
+    wire = read_json(path)
     conv = tau2.load(wire)
     dropped: list[Dropped] = []
     assert tau2.dump(conv.messages, conv.envelope, dropped) == wire
     assert dropped == []
-    assert tau2.dump(messages_from_list(_canonical(path)["messages"]), conv.envelope) == wire
+    assert tau2.dump(messages_from_list(read_canonical(path)["messages"]), conv.envelope) == wire
 
 
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_is_detected(path: Path) -> None:
-    assert tau2.sniff(_read(path)) == 2
-    assert detect(_read(path)) == "tau2"
+    assert tau2.sniff(read_json(path)) == 2
+    assert detect(read_json(path)) == "tau2"
 
 
 def test_arguments_become_compact_json_text_and_come_back_as_the_same_object() -> None:
@@ -178,34 +179,12 @@ def test_any_generated_document_round_trips(doc: Any) -> None:
 
 # --- arbitrary JSON ----------------------------------------------------------------------------------------------
 
-_KEYS = (
-    "role content type text tool_calls function name arguments id call_id output summary tool_call_id refusal"
-    " function_call image_url url file file_data filename custom input encrypted_content requestor error"
-    " tool_messages status messages annotations detail file_url"
-).split()
-_WORDS = (
-    "user assistant system developer tool function message function_call function_call_output reasoning text"
-    " input_text output_text refusal image_url input_image input_file file custom custom_tool_call summary_text x"
-).split()
-_chaos_leaf = st.none() | st.booleans() | st.integers() | st.sampled_from([*_WORDS, "", "data:image/png;base64,AAAA"])
-_chaos = st.recursive(
-    _chaos_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=5),
-    max_leaves=25,
-)
-
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(_chaos, max_size=4) | st.dictionaries(st.sampled_from(["messages", "input", "model"]), _chaos))
+@given(openai_chaos_documents())
 def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
     """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""
-    assert tau2.sniff(doc) in (0, 1, 2)
-    try:
-        conv = tau2.load(doc)
-    except FormatError as err:
-        assert err.format == tau2.NAME
-        return
-    assert tau2.dump(conv.messages, conv.envelope) == doc
+    assert_exact_or_format_error(tau2, doc)
 
 
 # --- sniffing ----------------------------------------------------------------------------------------------------
@@ -361,28 +340,6 @@ def test_tau2_to_openai_reports_user_tool_calls_and_tau2_fields() -> None:
 # --- cost --------------------------------------------------------------------------------------------------------
 
 
-def _spread(n: int, low: int, high: int) -> int:
-    """Message sizes spread over [low, high) (an agent history mixes short turns and long tool outputs)."""
-    return low + (n * 7919) % (high - low)
-
-
-def _cost_ratio(f: Any, g: Any, rounds: int = 7) -> float:
-    """CPU time of `f` over that of `g`, each the best of a few runs taken in turns (so both see the same
-    machine), each run after a full collection."""
-    best_f = best_g = float("inf")
-    for _ in range(rounds):
-        for fn, is_f in ((f, True), (g, False)):
-            gc.collect()
-            start = time.process_time()
-            fn()
-            spent = time.process_time() - start
-            if is_f:
-                best_f = min(best_f, spent)
-            else:
-                best_g = min(best_g, spent)
-    return best_f / best_g
-
-
 def test_loading_costs_about_as_much_as_parsing_the_json() -> None:
     """Measured at 1.1 to 1.7 times `json.loads` here; the bound leaves room for a busy machine."""
     meta = {"timestamp": "2025-08-01T16:23:24.913644", "cost": 0.001, "usage": {"prompt_tokens": 10}}
@@ -390,17 +347,17 @@ def test_loading_costs_about_as_much_as_parsing_the_json() -> None:
     for n in range(2500):  # 10,000 messages, 25 MB
         call = {"id": f"c{n}", "name": "f", "arguments": {"q": "y" * 100, "n": [1, 2]}, "requestor": "assistant"}
         history += [
-            {"role": "user", "content": "q" * _spread(n, 500, 4000), "tool_calls": None, "turn_idx": n, **meta},
+            {"role": "user", "content": "q" * spread(n, 500, 4000), "tool_calls": None, "turn_idx": n, **meta},
             {"role": "assistant", "content": None, "tool_calls": [call], "turn_idx": n, **meta},
             {
                 "id": f"c{n}",
                 "role": "tool",
-                "content": "r" * _spread(n, 1000, 12000),
+                "content": "r" * spread(n, 1000, 12000),
                 "requestor": "assistant",
                 "error": False,
             },
-            {"role": "assistant", "content": "a" * _spread(n, 100, 2000), "tool_calls": None, "turn_idx": n, **meta},
+            {"role": "assistant", "content": "a" * spread(n, 100, 2000), "tool_calls": None, "turn_idx": n, **meta},
         ]
     text = json.dumps(history)
     data = json.loads(text)
-    assert _cost_ratio(lambda: tau2.load(data), lambda: json.loads(text)) < 2.5
+    assert cost_ratio(lambda: tau2.load(data), lambda: json.loads(text)) < 2.5

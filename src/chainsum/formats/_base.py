@@ -29,6 +29,7 @@ __all__ = [
     "Conversation",
     "Dropped",
     "WireFormat",
+    "drop",
     "foreign_fields",
     "native",
     "require_list",
@@ -100,13 +101,19 @@ def foreign_fields(message: Message, target: str) -> list[str]:
     return sorted(found)
 
 
+def drop(dropped: list[Dropped] | None, index: int, what: str) -> None:
+    """Report something the target format cannot express (when the caller asked to know)."""
+    if dropped is not None:
+        dropped.append(Dropped(index, what))
+
+
 def report_foreign(messages: Sequence[Message], target: str, dropped: list[Dropped] | None) -> None:
     """Append a `Dropped` for every message that carries other formats' fields."""
     if dropped is None:
         return
     for i, m in enumerate(messages):
         for ns in foreign_fields(m, target):
-            dropped.append(Dropped(i, f"{ns}-specific fields"))
+            drop(dropped, i, f"{ns}-specific fields")
 
 
 def require_list(value: Any, where: str, fmt: str) -> list[Any]:

@@ -27,14 +27,13 @@ from collections.abc import Mapping
 from typing import Any, NoReturn, cast
 
 from ..errors import FormatError
-from ..messages import Extras
-from ._base import Dropped
+from ..messages import Extras, Part, Text
+from ._base import native
 
 __all__ = [
     "apply_layout",
     "data_url",
     "document",
-    "drop",
     "envelope_of",
     "fail",
     "guess_media_type",
@@ -43,6 +42,7 @@ __all__ = [
     "merge_fields",
     "pack",
     "parse_data_url",
+    "plain_text",
     "unknown_keys",
     "want_list",
     "want_mapping",
@@ -52,12 +52,6 @@ __all__ = [
 ]
 
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+")
-
-
-def drop(dropped: list[Dropped] | None, index: int, what: str) -> None:
-    """Report something the target format cannot express (when the caller asked to know)."""
-    if dropped is not None:
-        dropped.append(Dropped(index, what))
 
 
 def fail(detail: str, where: str, fmt: str) -> NoReturn:
@@ -152,6 +146,16 @@ def apply_layout(out: dict[str, Any], hints: Mapping[str, Any]) -> dict[str, Any
             if isinstance(key, str):
                 out.pop(key, None)
     return out
+
+
+def plain_text(p: Part, fmt: str, part_only: tuple[str, ...]) -> bool:
+    """Whether `p` is a `Text` that a bare string ``content`` can hold: no reasoning bound to it, and none of the
+    hints of format `fmt` named in `part_only` (those only a part object can carry: unknown fields, a part type
+    other than the default, ...). Chat Completions and Responses both write one such text as a string."""
+    if type(p) is not Text or p.reasoning is not None:
+        return False
+    ns = native(p.extras, fmt)
+    return not any(ns.get(key) for key in part_only)
 
 
 CHAT = "openai"

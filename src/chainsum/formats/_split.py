@@ -33,7 +33,7 @@ from typing import Any, Literal, assert_never, cast
 
 from ..errors import FormatError
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult
-from ._base import Dropped, native
+from ._base import Dropped, drop, native
 
 __all__ = [
     "INVALID_JSON",
@@ -46,7 +46,6 @@ __all__ = [
     "parse_data_url",
     "parse_json",
     "plan_turns",
-    "report",
     "split_turn",
     "with_extras",
     "wrap_document",
@@ -152,9 +151,9 @@ def plan_turns(messages: Sequence[Message], fmt: str, dropped: list[Dropped] | N
                 flush()
                 turns.append(Turn("assistant", ((i, m),)))
             case "system":
-                report(dropped, i, "system message after the first turn sent as user text")
+                drop(dropped, i, "system message after the first turn sent as user text")
                 if any(not isinstance(p, Text) for p in m.parts):
-                    report(dropped, i, "non-text parts of a system message")
+                    drop(dropped, i, "non-text parts of a system message")
                 run.append((i, Message(role="user", parts=(Text(text=SYSTEM_PREFIX + m.text),))))
             case "user" | "tool":
                 if run and native(m.extras, fmt).get("turn") == "new":
@@ -190,11 +189,6 @@ def wrap_document(items: list[Any], system: Any, envelope: Mapping[str, Any], ke
     if system is not None and read_key not in out:
         out[system_key] = system
     return out
-
-
-def report(dropped: list[Dropped] | None, index: int, what: str) -> None:
-    if dropped is not None:
-        dropped.append(Dropped(index, what))
 
 
 def merge_fields(wire: dict[str, Any], fields: Mapping[str, Any]) -> None:

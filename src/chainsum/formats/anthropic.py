@@ -39,44 +39,17 @@ mutating.
 from __future__ import annotations
 
 import base64
-import binascii
 import json
-import json.encoder as json_encoder
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, assert_never, cast
 
 from ..errors import FormatError
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, ResultPart, Text, ToolCall, ToolResult
-from ._base import Conversation, Dropped, native, report_foreign, require_list
+from ._anthropic_blocks import NAME, at, fail, read_blocks, read_content, type_name
+from ._base import Conversation, Dropped, drop, native, report_foreign, require_list
 
 __all__ = ["NAME", "dump", "load", "read_content", "sniff"]
 
-NAME: Final = "anthropic"
-
-_ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
-def _make_to_json() -> Callable[[Any], str]:
-    """Compact JSON text of a value, UTF-8 kept as is. Tool inputs are serialized once each at load, which on a
-    tool-heavy history is a good part of the load time: the C encoder is built once here, where
-    `JSONEncoder.encode` would build it again for every call (a quarter of the time on small inputs)."""
-    make = getattr(json_encoder, "c_make_encoder", None)
-    if make is None:  # pragma: no cover - interpreters without the C accelerator
-        return _ENCODER.encode
-    join = "".join
-    try:
-        encoder = make(None, _ENCODER.default, json_encoder.encode_basestring, None, ":", ",", False, False, True)
-        sample: dict[str, Any] = {"a": ["é\n", 1, 2.5, None, True], "b": {}}
-        if join(encoder(sample, 0)) != _ENCODER.encode(sample):  # pragma: no cover - a changed private API
-            return _ENCODER.encode
-    except TypeError:  # pragma: no cover - a changed private API
-        return _ENCODER.encode
-    return lambda value: join(encoder(value, 0))
-
-
-_to_json: Final = _make_to_json()
-
-_B64: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _DISTINCTIVE: Final = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document", "server_tool_use", "search_result"}
 )
@@ -89,217 +62,7 @@ _IMAGE_MAGIC: Final = ((b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"
 
 # ---------------------------------------------------------------------------------------------- reading
 #
-# Readers raise `FormatError` with a path relative to what they read (".source.data"); each level adds its own
-# prefix only when an error passes through, so the common path builds no path strings at all.
-
-
-def _fail(detail: str, where: str = "") -> FormatError:
-    return FormatError(detail, where=where, format=NAME)
-
-
-def _at(prefix: str, error: FormatError, fmt: str = NAME) -> FormatError:
-    return FormatError(error.detail, where=prefix + error.where, format=fmt)
-
-
-def _type_name(value: object) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _not_str(obj: Mapping[str, Any], key: str, prefix: str = "") -> FormatError:
-    if key not in obj:
-        return _fail("missing required string", f"{prefix}.{key}")
-    return _fail(f"expected a string, got {_type_name(obj[key])}", f"{prefix}.{key}")
-
-
-def _fields(block: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any]:
-    return {k: v for k, v in block.items() if k not in known}
-
-
-def _decode_b64(text: str) -> bytes | None:
-    """The bytes of base64 `text`, or None when re-encoding them would not give `text` back (non-zero padding
-    bits, which `binascii` accepts): such a block is kept opaque so that it round-trips."""
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise _fail("invalid base64 data", ".source.data") from None
-    if text.endswith("=="):
-        return raw if _B64.index(text[-3]) & 0x0F == 0 else None
-    if text.endswith("="):
-        return raw if _B64.index(text[-2]) & 0x03 == 0 else None
-    return raw
-
-
-_TEXT: Final = frozenset({"type", "text"})
-_TOOL_USE: Final = frozenset({"type", "id", "name", "input"})
-_TOOL_RESULT: Final = frozenset({"type", "tool_use_id", "content", "is_error"})
-_THINKING: Final = frozenset({"type", "thinking", "signature"})
-_REDACTED: Final = frozenset({"type", "data"})
-_MEDIA: Final = frozenset({"type", "source"})
-_DOCUMENT: Final = frozenset({"type", "source", "title"})
-
-
-def _media(block: dict[str, Any], *, document: bool) -> Part:
-    """An image or document block: `Image`/`File` when its source maps losslessly, else `Opaque`."""
-    raw = block.get("source")
-    if not isinstance(raw, dict):
-        raise _fail(f"expected an object, got {_type_name(raw)}", ".source")
-    source = cast("dict[str, Any]", raw)
-    kind = source.get("type")
-    title = block.get("title") if document else None
-    if title is not None and not isinstance(title, str):
-        raise _fail(f"expected a string, got {_type_name(title)}", ".title")
-    known, present = (_DOCUMENT, 3) if title is not None else (_MEDIA, 2)
-    ns: dict[str, Any] = {"fields": _fields(block, known)} if len(block) > present else {}
-    if kind in ("base64", "text") and len(source) == 3 and (kind == "base64" or document):
-        media_type, data = source.get("media_type"), source.get("data")
-        if not isinstance(media_type, str):
-            raise _not_str(source, "media_type", ".source")
-        if not isinstance(data, str):
-            raise _not_str(source, "data", ".source")
-        if kind == "text":
-            ns["text_source"] = True
-            return File(
-                data=data.encode("utf-8", "surrogatepass"), media_type=media_type, name=title, extras={NAME: ns}
-            )
-        decoded = _decode_b64(data)
-        if decoded is not None:
-            extras = {NAME: ns} if ns else {}
-            if document:
-                return File(data=decoded, media_type=media_type, name=title, extras=extras)
-            return Image(data=decoded, media_type=media_type, extras=extras)
-    elif kind == "url" and len(source) == 2:
-        url = source.get("url")
-        if not isinstance(url, str):
-            raise _not_str(source, "url", ".source")
-        if not url.startswith("data:"):  # dump turns data URLs into base64 sources; keep this one as it was
-            extras = {NAME: ns} if ns else {}
-            return File(url=url, name=title, extras=extras) if document else Image(url=url, extras=extras)
-    return Opaque(format=NAME, data=block)
-
-
-def _result_item(item: Any) -> ResultPart:
-    part = _block(item)
-    if isinstance(part, Text | Image | File):
-        return part
-    # a search_result, a file-id image, ...: ToolResult content has no slot for it, so it travels as its JSON text
-    return Text(text=_to_json(item), extras={NAME: {"json_block": True}})
-
-
-def _tool_result(block: dict[str, Any]) -> ToolResult:
-    call_id = block.get("tool_use_id")
-    if not isinstance(call_id, str):
-        raise _not_str(block, "tool_use_id")
-    ns: dict[str, Any] = {}
-    content: Any = block.get("content", "")
-    if not isinstance(content, str):
-        if not isinstance(content, list):
-            raise _fail(f"expected a string or a list of blocks, got {_type_name(content)}", ".content")
-        items = cast("list[Any]", content)
-        try:
-            content = tuple([_result_item(item) for item in items])
-        except FormatError:
-            for k, item in enumerate(items):
-                try:
-                    _result_item(item)
-                except FormatError as e:
-                    raise _at(f".content[{k}]", e) from None
-            raise  # pragma: no cover - the loop re-raises
-    elif "content" not in block:
-        ns["no_content"] = True
-    is_error = block.get("is_error", False)
-    if is_error is False:
-        if "is_error" in block:
-            ns["is_error_false"] = True
-    elif is_error is not True:
-        raise _fail(f"expected a boolean, got {_type_name(is_error)}", ".is_error")
-    if len(block) > 2 + ("content" in block) + ("is_error" in block):
-        ns["fields"] = _fields(block, _TOOL_RESULT)
-    return ToolResult(call_id=call_id, content=content, is_error=is_error, extras={NAME: ns} if ns else {})
-
-
-def _block(raw: Any) -> Part:
-    """One content block; errors carry a path relative to the block."""
-    if not isinstance(raw, dict):
-        raise _fail(f"expected a content block object, got {_type_name(raw)}")
-    block = cast("dict[str, Any]", raw)
-    kind = block.get("type")
-    match kind:
-        case "text":
-            text = block.get("text")
-            if not isinstance(text, str):
-                raise _not_str(block, "text")
-            return Text(text=text, extras={NAME: {"fields": _fields(block, _TEXT)}} if len(block) > 2 else {})
-        case "tool_result":
-            return _tool_result(block)
-        case "tool_use":
-            call_id, name, args = block.get("id"), block.get("name"), block.get("input")
-            if not isinstance(call_id, str):
-                raise _not_str(block, "id")
-            if not isinstance(name, str):
-                raise _not_str(block, "name")
-            if not isinstance(args, dict):
-                raise _fail(f"expected an object, got {_type_name(args)}", ".input")
-            try:
-                arguments = _to_json(args)
-            except (TypeError, ValueError, RecursionError) as e:  # only for Python objects no JSON text gives
-                raise _fail(f"not JSON-serializable: {e}", ".input") from None
-            extras = {NAME: {"fields": _fields(block, _TOOL_USE)}} if len(block) > 4 else {}
-            return ToolCall(id=call_id, name=name, arguments=arguments, extras=extras)
-        case "thinking":
-            text, signature = block.get("thinking"), block.get("signature")
-            if not isinstance(text, str):
-                raise _not_str(block, "thinking")
-            ns: dict[str, Any] = {}
-            if signature is None:
-                if "signature" in block:
-                    raise _fail("expected a string, got null", ".signature")
-                ns["unsigned"] = True
-            elif not isinstance(signature, str):
-                raise _fail(f"expected a string, got {_type_name(signature)}", ".signature")
-            if len(block) > 2 + (signature is not None):
-                ns["fields"] = _fields(block, _THINKING)
-            return Reasoning(text=text, signature=signature, extras={NAME: ns} if ns else {})
-        case "redacted_thinking":
-            data = block.get("data")
-            if not isinstance(data, str):
-                raise _not_str(block, "data")
-            ns = {"redacted": True}
-            if len(block) > 2:
-                ns["fields"] = _fields(block, _REDACTED)
-            return Reasoning(data=data, extras={NAME: ns})
-        case "image" | "document":
-            return _media(block, document=kind == "document")
-        case str():
-            return Opaque(format=NAME, data=block)
-        case _:
-            raise _fail("missing block type" if kind is None else f"expected a string, got {_type_name(kind)}", ".type")
-
-
-def _content(content: Any) -> list[Part]:
-    if isinstance(content, str):
-        return [Text(text=content)]
-    if not isinstance(content, list):
-        raise _fail(f"expected a string or a list of blocks, got {_type_name(content)}")
-    blocks = cast("list[Any]", content)
-    try:
-        return [_block(b) for b in blocks]
-    except FormatError:
-        for j, b in enumerate(blocks):
-            try:
-                _block(b)
-            except FormatError as e:
-                raise _at(f"[{j}]", e) from None
-        raise  # pragma: no cover - the loop re-raises
-
-
-def read_content(content: Any, where: str, fmt: str = NAME) -> list[Part]:
-    """The parts of a message's ``content`` (a string or a list of blocks) found at path `where`.
-
-    Shared with the Claude Code reader, whose session logs hold the same blocks (errors then name `fmt`)."""
-    try:
-        return _content(content)
-    except FormatError as e:
-        raise _at(where, e, fmt) from None
+# Blocks are read in `_anthropic_blocks`; here they are grouped into canonical messages.
 
 
 def _split(parts: list[Part]) -> list[tuple[int, int]]:
@@ -321,18 +84,18 @@ def _split(parts: list[Part]) -> list[tuple[int, int]]:
 def _read_message(out: list[Message], raw: Any) -> None:
     """Append the canonical message(s) of one wire message to `out`."""
     if not isinstance(raw, dict):
-        raise _fail(f"expected an object, got {_type_name(raw)}")
+        raise fail(f"expected an object, got {type_name(raw)}")
     msg = cast("dict[str, Any]", raw)
     role = msg.get("role")
     if role != "user" and role != "assistant":
-        raise _fail(f"expected role 'user' or 'assistant', got {role!r}", ".role")
+        raise fail(f"expected role 'user' or 'assistant', got {role!r}", ".role")
     if "content" not in msg:
-        raise _fail("missing required content", ".content")
+        raise fail("missing required content", ".content")
     content = msg["content"]
     try:
-        parts = _content(content)
+        parts = read_blocks(content)
     except FormatError as e:
-        raise _at(".content", e) from None
+        raise at(".content", e) from None
     first: dict[str, Any] = {}
     msg_id = None
     if len(msg) > 2:
@@ -371,7 +134,7 @@ def load(data: Any) -> Conversation:
     if isinstance(data, dict):
         doc = cast(dict[str, Any], data)
         if "messages" not in doc:
-            raise _fail("missing required list", "messages")
+            raise fail("missing required list", "messages")
         wire = require_list(doc["messages"], "messages", NAME)
         prefix = "messages"
         envelope = {"keys": list(doc), "fields": {k: v for k, v in doc.items() if k not in ("system", "messages")}}
@@ -383,14 +146,14 @@ def load(data: Any) -> Conversation:
     elif isinstance(data, list):
         wire, prefix = cast(list[Any], data), ""
     else:
-        raise _fail(f"expected a message list or a request object, got {_type_name(data)}")
+        raise fail(f"expected a message list or a request object, got {type_name(data)}")
     i = 0
     try:
         for raw in wire:
             _read_message(out, raw)
             i += 1
     except FormatError as e:
-        raise _at(f"{prefix}[{i}]", e) from None
+        raise at(f"{prefix}[{i}]", e) from None
     return Conversation(tuple(out), NAME, envelope)
 
 
@@ -443,8 +206,7 @@ class _Writer:
         self.dropped = dropped
 
     def drop(self, index: int, what: str) -> None:
-        if self.dropped is not None:
-            self.dropped.append(Dropped(index, what))
+        drop(self.dropped, index, what)
 
     def block(self, part: Part, i: int) -> dict[str, Any] | None:
         ns = native(part.extras, NAME)

@@ -28,7 +28,7 @@ from typing import Any, Final, assert_never, cast
 
 from ..errors import FormatError
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, ResultPart, Text, ToolCall, ToolResult
-from ._base import Conversation, Dropped, native, report_foreign, require_list, require_mapping
+from ._base import Conversation, Dropped, drop, native, report_foreign, require_list, require_mapping
 from ._split import (
     INVALID_JSON,
     Turn,
@@ -39,7 +39,6 @@ from ._split import (
     parse_data_url,
     parse_json,
     plan_turns,
-    report,
     split_turn,
     with_extras,
     wrap_document,
@@ -380,7 +379,7 @@ def dump(
                 if isinstance(p, Text | Opaque):
                     writer.part(i, p, system)
                 else:
-                    report(dropped, i, f"{p.kind} part in a system message")
+                    drop(dropped, i, f"{p.kind} part in a system message")
     out = [writer.turn(t) for t in plan.turns]
     return wrap_document(out, system, envelope or {}, "messages", "system")
 
@@ -391,7 +390,7 @@ class _Writer:
 
     def message_name(self, i: int, m: Message) -> None:
         if m.name is not None:
-            report(self.dropped, i, "participant name")
+            drop(self.dropped, i, "participant name")
 
     def turn(self, turn: Turn) -> dict[str, Any]:
         content: list[Any] = []
@@ -407,7 +406,7 @@ class _Writer:
 
     def attached(self, i: int, reasoning: Reasoning | None, what: str) -> None:
         if reasoning is not None and (reasoning.text or reasoning.signature is not None or reasoning.data is not None):
-            report(self.dropped, i, f"reasoning attached to a {what}")
+            drop(self.dropped, i, f"reasoning attached to a {what}")
 
     def part(self, i: int, p: Part, out: list[Any]) -> None:
         """Append the wire block(s) of `p` to `out` (a reasoning part with text and data takes two)."""
@@ -431,7 +430,7 @@ class _Writer:
                 if "input" not in hints.get("absent", ()):
                     value: Any = parse_json(p.arguments) if p.arguments.strip() else {}
                     if value is INVALID_JSON:
-                        report(self.dropped, i, f"arguments of tool call {p.id} (not JSON)")
+                        drop(self.dropped, i, f"arguments of tool call {p.id} (not JSON)")
                         value = {}
                     use["input"] = value
                 block = {"toolUse": use}
@@ -446,7 +445,7 @@ class _Writer:
                 if p.format == NAME:
                     out.append(p.data)
                 else:
-                    report(self.dropped, i, f"{p.format} block")
+                    drop(self.dropped, i, f"{p.format} block")
                 return
             case _:  # pragma: no cover
                 assert_never(p)
@@ -505,7 +504,7 @@ class _Writer:
                 if "format" not in body and inline[0]:
                     body["format"] = inline[0].partition("/")[2]
             elif url.startswith(("http://", "https://")):
-                report(self.dropped, i, f"{p.kind} by URL (Bedrock reads bytes or S3 only)")
+                drop(self.dropped, i, f"{p.kind} by URL (Bedrock reads bytes or S3 only)")
                 return None
         if data is not None and hints.get("source") == "text":
             body["source"] = {"text": data.decode("utf-8", "surrogatepass")}
@@ -515,6 +514,6 @@ class _Writer:
         elif url is not None:
             body["source"] = {"s3Location": {"uri": url}}
         else:
-            report(self.dropped, i, f"{p.kind} with neither data nor URL")
+            drop(self.dropped, i, f"{p.kind} with neither data nor URL")
             return None
         return {"image" if isinstance(p, Image) else "document": body}

@@ -35,62 +35,29 @@ names and other formats' opaque blocks cannot be written and are reported in ``d
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, assert_never, cast
+from typing import Any, assert_never, cast
 
 from ..errors import FormatError
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult
-from ._base import Conversation, Dropped, native, report_foreign, require_list, require_mapping
+from ._base import Conversation, Dropped, drop, native, report_foreign, require_list
+from ._gemini_parts import NAME, fail, read_parts, wire_key, wrap_key
 from ._split import (
     INVALID_JSON,
     Plan,
     Turn,
-    compact_json,
-    decode_b64,
     encode_b64,
     merge_fields,
     parse_data_url,
     parse_json,
     plan_turns,
-    report,
     split_turn,
-    with_extras,
     wrap_document,
 )
 
 __all__ = ["NAME", "dump", "load", "sniff"]
 
-NAME: Final = "gemini"
-
-_DATA = ("text", "inlineData", "fileData", "functionCall", "functionResponse")
-"""Part members chainsum models; a part holds at most one."""
-_OPAQUE_DATA = ("executableCode", "codeExecutionResult", "toolCall", "toolResponse")
-_META = ("videoMetadata", "partMetadata", "mediaResolution")
-_INNER: dict[str, tuple[str, ...]] = {
-    "inlineData": ("mimeType", "data", "displayName"),
-    "fileData": ("mimeType", "fileUri", "displayName"),
-    "functionCall": ("id", "name", "args"),
-    "functionResponse": ("id", "name", "response"),
-}
-_PART_KEYS = (*_DATA, *_OPAQUE_DATA, *_META, "thought", "thoughtSignature")
-_CAMEL_PART_KEYS: Final = frozenset(_PART_KEYS)
-
-
-def _to_snake(key: str) -> str:
-    return re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), key)
-
-
-_ALL_KEYS = {*_PART_KEYS, *(k for keys in _INNER.values() for k in keys)}
-_SNAKE: Final = {k: _to_snake(k) for k in _ALL_KEYS}
-"""camelCase → snake_case for every key this module reads."""
-_FROM_CAMEL: Final = {k: k for k in _ALL_KEYS}
-_FROM_SNAKE: Final = {v: k for k, v in _SNAKE.items()}
-_STYLED: Final = {k: k in _FROM_CAMEL for k in _FROM_CAMEL.keys() ^ _FROM_SNAKE.keys()}
-"""Keys spelled differently in the two styles: True for camelCase."""
 _USER_SIDE = ("user", "function")
-_WRAP_KEYS = ("output", "result", "error")
-"""Response keys whose lone text value is read as the tool result itself (Gemini's documented convention)."""
 
 
 def sniff(data: Any) -> int:
@@ -126,6 +93,8 @@ def _contents_score(items: list[Any]) -> int:
 
 
 # --- load -------------------------------------------------------------------------------------------------------
+#
+# Contents and the system instruction are read here; their parts in `_gemini_parts`.
 
 
 def load(data: Any) -> Conversation:
@@ -137,7 +106,7 @@ def load(data: Any) -> Conversation:
     elif isinstance(data, dict):
         doc = cast(dict[str, Any], data)
         if "contents" not in doc:
-            raise _fail("missing contents (a request holds its turns there)", "contents")
+            raise fail("missing contents (a request holds its turns there)", "contents")
         contents = require_list(doc["contents"], "contents", NAME)
         key = next((k for k in ("systemInstruction", "system_instruction") if k in doc), None)
         system = doc.get(key) if key else None
@@ -155,14 +124,10 @@ def load(data: Any) -> Conversation:
     return Conversation(tuple(messages), NAME, envelope)
 
 
-def _fail(detail: str, where: str) -> FormatError:
-    return FormatError(detail, where=where, format=NAME)
-
-
 def _content(raw: Any, i: int, after_user: bool, out: list[Message]) -> bool:
     """Append the canonical messages of ``contents[i]``; whether it was a user-side turn."""
     if not isinstance(raw, dict):
-        raise _fail(f"expected an object, got {type(raw).__name__}", f"contents[{i}]")
+        raise fail(f"expected an object, got {type(raw).__name__}", f"contents[{i}]")
     content = cast(dict[str, Any], raw)
     hints: dict[str, Any] | None = None
     role = content.get("role")
@@ -174,14 +139,14 @@ def _content(raw: Any, i: int, after_user: bool, out: list[Message]) -> bool:
     if not isinstance(raw_parts, list):
         if raw_parts is not None or "parts" not in content:
             where = f"contents[{i}].parts"
-            raise _fail("missing parts" if "parts" not in content else "expected a list", where)
+            raise fail("missing parts" if "parts" not in content else "expected a list", where)
         raw_parts = []
-    parts = _parts(cast(list[Any], raw_parts), f"contents[{i}]")
+    parts = read_parts(cast(list[Any], raw_parts), f"contents[{i}]")
     if role == "model":
         out.append(Message(role="assistant", parts=tuple(parts), extras={NAME: hints} if hints else {}))
         return False
     if role not in _USER_SIDE:
-        raise _fail(f"unknown role {role!r} (expected user, model or function)", f"contents[{i}].role")
+        raise fail(f"unknown role {role!r} (expected user, model or function)", f"contents[{i}].role")
     if role != "user":
         hints = {**(hints or {}), "role": role}
     if after_user:
@@ -202,7 +167,7 @@ def _content_hints(content: dict[str, Any], where: str) -> dict[str, Any]:
     if "role" not in content:
         hints["no_role"] = True
     elif content["role"] is not None and not isinstance(content["role"], str):
-        raise _fail(f"expected a string, got {type(content['role']).__name__}", f"{where}.role")
+        raise fail(f"expected a string, got {type(content['role']).__name__}", f"{where}.role")
     return hints
 
 
@@ -210,7 +175,7 @@ def _system(raw: Any, key: str) -> Message:
     if isinstance(raw, str):
         return Message(role="system", parts=(Text(text=raw),), extras={NAME: {"shape": "text"}})
     if not isinstance(raw, dict):
-        raise _fail(f"expected a Content object or a string, got {type(raw).__name__}", key)
+        raise fail(f"expected a Content object or a string, got {type(raw).__name__}", key)
     content = cast(dict[str, Any], raw)
     hints: dict[str, Any] = {}
     fields = {k: v for k, v in content.items() if k not in ("role", "parts")}
@@ -219,225 +184,13 @@ def _system(raw: Any, key: str) -> Message:
     if "role" in content:
         hints["role"] = content["role"]
     if "parts" not in content:
-        raise _fail("missing parts", f"{key}.parts")
+        raise fail("missing parts", f"{key}.parts")
     raw_parts = content["parts"]
     if raw_parts is None:
         hints["nulls"] = ["parts"]
         raw_parts = []
-    parts = _parts(require_list(raw_parts, f"{key}.parts", NAME), key)
+    parts = read_parts(require_list(raw_parts, f"{key}.parts", NAME), key)
     return Message(role="system", parts=tuple(parts), extras={NAME: hints} if hints else {})
-
-
-def _parts(items: list[Any], where: str) -> list[Part]:
-    out: list[Part] = []
-    for j, raw in enumerate(items):
-        if type(raw) is dict and len(cast(dict[str, Any], raw)) == 1:  # the common case, kept cheap
-            text = cast(dict[str, Any], raw).get("text")
-            if type(text) is str:
-                out.append(Text(text=text))
-                continue
-        out.append(_part(raw, f"{where}.parts[{j}]"))
-    return out
-
-
-def _part(raw: Any, where: str) -> Part:
-    if not isinstance(raw, dict):
-        raise _fail(f"expected an object, got {type(raw).__name__}", where)
-    part = cast(dict[str, Any], raw)
-    r = _PartReader(where)
-    if part.keys() <= _CAMEL_PART_KEYS and None not in part.values():  # camelCase, nothing unknown: the usual
-        known = part
-    else:
-        r.snake = next((not _STYLED[k] for k in part if k in _STYLED), False)
-        names = _FROM_SNAKE if r.snake else _FROM_CAMEL
-        known = {}
-        for key, value in part.items():
-            name = names.get(key)
-            if value is None:
-                r.nulls.append(key)
-            elif name is None or name not in _PART_KEYS:
-                r.fields[key] = value
-            else:
-                known[name] = value
-    if not known.keys().isdisjoint(_OPAQUE_DATA):
-        return Opaque(format=NAME, data=part)
-    kinds = [k for k in _DATA if k in known]
-    if len(kinds) > 1:
-        raise _fail("a part holds one of text, inlineData, fileData, functionCall, functionResponse; found "
-                    + ", ".join(kinds), where)  # fmt: skip
-    for k in _META:
-        if k in known:
-            r.fields[r.key(k)] = known[k]
-    signature = known.get("thoughtSignature")
-    if signature is not None and not isinstance(signature, str):
-        raise _fail(f"expected a string, got {type(signature).__name__}", f"{where}.{r.key('thoughtSignature')}")
-    kind = kinds[0] if kinds else None
-    thought = known.get("thought")
-    if thought is not None and kind != "text":
-        r.fields["thought"] = thought
-    if signature is not None and kind not in ("text", "functionCall", None):
-        r.fields[r.key("thoughtSignature")] = signature
-    result: Part
-    match kind:
-        case "text":
-            result = r.text(known["text"], thought, signature)
-        case "functionCall":
-            result = r.function_call(known[kind], signature)
-        case "functionResponse":
-            result = r.function_response(known[kind])
-        case "inlineData" | "fileData":
-            result = r.media(kind, known[kind])
-        case None:
-            if signature is None:
-                return Opaque(format=NAME, data=part)
-            r.hints["form"] = "signature"
-            result = Reasoning(signature=signature)
-        case _:  # pragma: no cover
-            raise AssertionError(kind)
-    hints = r.finish()
-    return with_extras(result, {NAME: hints}) if hints else result
-
-
-def _key(name: str, snake: bool) -> str:
-    return _SNAKE[name] if snake else name
-
-
-def _wrap_key(is_error: bool) -> str:
-    return "error" if is_error else "output"
-
-
-class _PartReader:
-    """Reads the members of one part, collecting on the way its hints, unknown fields and null-valued keys."""
-
-    __slots__ = ("fields", "hints", "nulls", "snake", "where")
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-        self.snake = False
-        self.hints: dict[str, Any] = {}
-        self.fields: dict[str, Any] = {}
-        self.nulls: list[str] = []
-
-    def key(self, name: str) -> str:
-        return _SNAKE[name] if self.snake else name
-
-    def finish(self) -> dict[str, Any]:
-        if self.snake:
-            self.hints["snake"] = True
-        if self.fields:
-            self.hints["fields"] = self.fields
-        if self.nulls:
-            self.hints["nulls"] = self.nulls
-        return self.hints
-
-    def inner(self, raw: Any, kind: str) -> tuple[dict[str, Any], str]:
-        """The known members of the part's container object (``functionCall`` and so on), and its path."""
-        wire = self.key(kind)
-        where = f"{self.where}.{wire}"
-        obj = require_mapping(raw, where, NAME)
-        names = _FROM_SNAKE if self.snake else _FROM_CAMEL
-        allowed = _INNER[kind]
-        known: dict[str, Any] = {}
-        extra: dict[str, Any] = {}
-        for key, value in obj.items():
-            name = names.get(key)
-            if value is None:
-                self.nulls.append(f"{wire}.{key}")
-            elif name is None or name not in allowed:
-                extra[key] = value
-            else:
-                known[name] = value
-        if extra:
-            self.fields[wire] = extra
-        return known, where
-
-    def str(self, obj: Mapping[str, Any], name: str, where: str, *, required: bool = False) -> str | None:
-        value = obj.get(name)
-        if value is None:
-            if required:
-                other = _key(name, not self.snake)
-                hint = (
-                    f" (found {other}: a part is read in the spelling of its first styled key)" if other in obj else ""
-                )
-                raise _fail("missing required string" + hint, f"{where}.{self.key(name)}")
-            return None
-        if not isinstance(value, str):
-            raise _fail(f"expected a string, got {type(value).__name__}", f"{where}.{self.key(name)}")
-        return value
-
-    def call_id(self, obj: Mapping[str, Any], where: str) -> str:
-        call_id = self.str(obj, "id", where) or ""
-        if "id" in obj and not call_id:
-            self.hints["empty_id"] = True
-        return call_id
-
-    def text(self, text: Any, thought: Any, signature: str | None) -> Text | Reasoning:
-        if not isinstance(text, str):
-            raise _fail(f"expected a string, got {type(text).__name__}", f"{self.where}.text")
-        if thought is not None and not isinstance(thought, bool):
-            raise _fail(f"expected a boolean, got {type(thought).__name__}", f"{self.where}.thought")
-        if thought:
-            return Reasoning(text=text, signature=signature)
-        if thought is False:
-            self.hints["thought"] = False
-        return Text(text=text, reasoning=Reasoning(signature=signature) if signature is not None else None)
-
-    def function_call(self, raw: Any, signature: str | None) -> ToolCall:
-        obj, where = self.inner(raw, "functionCall")
-        name = cast(str, self.str(obj, "name", where, required=True))
-        args = obj.get("args")
-        if args is None:
-            self.hints["absent"] = ["args"]
-            arguments = "{}"
-        elif isinstance(args, dict):
-            arguments = compact_json(args)
-        else:
-            raise _fail(f"expected an object, got {type(args).__name__}", f"{where}.args")
-        reasoning = Reasoning(signature=signature) if signature is not None else None
-        return ToolCall(id=self.call_id(obj, where), name=name, arguments=arguments, reasoning=reasoning)
-
-    def function_response(self, raw: Any) -> ToolResult:
-        obj, where = self.inner(raw, "functionResponse")
-        name = cast(str, self.str(obj, "name", where, required=True))
-        response = obj.get("response")
-        if response is None:
-            self.hints["absent"] = ["response"]
-            content, is_error = "{}", False
-        elif isinstance(response, dict):
-            response = cast(dict[str, Any], response)
-            is_error = "error" in response and "output" not in response
-            key, value = next(iter(response.items())) if len(response) == 1 else ("", None)
-            if type(value) is str and key in _WRAP_KEYS and not value.lstrip().startswith("{"):
-                content = value  # {"output": text}: the text itself, not re-serialized
-                if key != _wrap_key(is_error):
-                    self.hints["key"] = key
-            else:
-                content = compact_json(response)
-        else:
-            raise _fail(f"expected an object, got {type(response).__name__}", f"{where}.response")
-        return ToolResult(call_id=self.call_id(obj, where), name=name, content=content, is_error=is_error)
-
-    def media(self, kind: str, raw: Any) -> Image | File:
-        obj, where = self.inner(raw, kind)
-        media_type = self.str(obj, "mimeType", where)
-        display = self.str(obj, "displayName", where)
-        data: bytes | None = None
-        url: str | None = None
-        if kind == "inlineData":
-            if "data" not in obj:
-                raise _fail("missing required base64 string", f"{where}.data")
-            data, original = decode_b64(obj["data"], f"{where}.data", NAME)
-            if original is not None:
-                self.hints["b64"] = original
-        else:
-            url = cast(str, self.str(obj, "fileUri", where, required=True))
-            if parse_data_url(url) is not None:
-                self.hints["file"] = True
-        if media_type is not None and media_type.startswith("image/"):
-            if display is not None:
-                self.fields.setdefault(self.key(kind), {})[self.key("displayName")] = display
-            return Image(url=url, data=data, media_type=media_type)
-        return File(url=url, data=data, media_type=media_type, name=display)
 
 
 # --- dump -------------------------------------------------------------------------------------------------------
@@ -470,7 +223,7 @@ class _Writer:
         parts = [(i, p) for i, m in plan.system for p in m.parts]
         for i, m in plan.system:
             if m.name is not None:
-                report(self.dropped, i, "participant name")
+                drop(self.dropped, i, "participant name")
         if hints.get("shape") == "text" and len(parts) == 1:
             only = parts[0][1]
             if isinstance(only, Text) and only.reasoning is None and not only.extras:
@@ -486,7 +239,7 @@ class _Writer:
         hints = native(turn.first.extras, NAME)
         for i, m in turn.messages:
             if m.name is not None:
-                report(self.dropped, i, "participant name")
+                drop(self.dropped, i, "participant name")
         out: dict[str, Any] = {}
         if not hints.get("no_role"):
             out["role"] = "model" if turn.role == "assistant" else hints.get("role", "user")
@@ -506,7 +259,7 @@ class _Writer:
         if reasoning is None:
             return None
         if reasoning.text or reasoning.data is not None:
-            report(self.dropped, index, f"reasoning text or data attached to a {what}")
+            drop(self.dropped, index, f"reasoning text or data attached to a {what}")
         return reasoning.signature
 
     def part(self, i: int, p: Part) -> Any:
@@ -520,10 +273,10 @@ class _Writer:
                     out["thought"] = hints["thought"]
                 sig = self.signature(i, p.reasoning, "text part")
                 if sig is not None:
-                    out[_key("thoughtSignature", snake)] = sig
+                    out[wire_key("thoughtSignature", snake)] = sig
             case Reasoning():
                 if p.data is not None:
-                    report(self.dropped, i, "encrypted reasoning data")
+                    drop(self.dropped, i, "encrypted reasoning data")
                 if hints.get("form") == "signature" and not p.text and p.signature is not None:
                     out = {}
                 elif p.text or p.signature is not None or p.data is None:
@@ -531,15 +284,15 @@ class _Writer:
                 else:
                     return None
                 if p.signature is not None:
-                    out[_key("thoughtSignature", snake)] = p.signature
+                    out[wire_key("thoughtSignature", snake)] = p.signature
             case ToolCall():
-                out = {_key("functionCall", snake): self.function_call(i, p, hints)}
+                out = {wire_key("functionCall", snake): self.function_call(i, p, hints)}
                 self.names[p.id] = p.name
                 sig = self.signature(i, p.reasoning, "tool call")
                 if sig is not None:
-                    out[_key("thoughtSignature", snake)] = sig
+                    out[wire_key("thoughtSignature", snake)] = sig
             case ToolResult():
-                out = {_key("functionResponse", snake): self.function_response(i, p, hints)}
+                out = {wire_key("functionResponse", snake): self.function_response(i, p, hints)}
             case Image() | File():
                 media = self.media(i, p, hints, snake)
                 if media is None:
@@ -547,7 +300,7 @@ class _Writer:
                 out = media
             case Opaque():
                 if p.format != NAME:
-                    report(self.dropped, i, f"{p.format} block")
+                    drop(self.dropped, i, f"{p.format} block")
                     return None
                 return p.data
             case _:  # pragma: no cover
@@ -561,7 +314,7 @@ class _Writer:
         if "args" not in hints.get("absent", ()):
             args: Any = parse_json(p.arguments) if p.arguments.strip() else {}
             if not isinstance(args, dict):
-                report(self.dropped, i, f"arguments of tool call {p.id or p.name} (not a JSON object)")
+                drop(self.dropped, i, f"arguments of tool call {p.id or p.name} (not a JSON object)")
                 args = {}
             out["args"] = args
         return out
@@ -569,7 +322,7 @@ class _Writer:
     def function_response(self, i: int, p: ToolResult, hints: Mapping[str, Any]) -> dict[str, Any]:
         name = p.name if p.name is not None else self.names.get(p.call_id)
         if name is None:
-            report(self.dropped, i, f"tool result {p.call_id}: no tool name (Gemini needs one)")
+            drop(self.dropped, i, f"tool result {p.call_id}: no tool name (Gemini needs one)")
             name = ""
         out: dict[str, Any] = {"id": p.call_id} if p.call_id or hints.get("empty_id") else {}
         out["name"] = name
@@ -579,37 +332,37 @@ class _Writer:
             text = p.content
         else:
             if any(not isinstance(c, Text) for c in p.content):
-                report(self.dropped, i, f"images or files in tool result {p.call_id}")
+                drop(self.dropped, i, f"images or files in tool result {p.call_id}")
             text = p.text
         response = parse_json(text) if text.lstrip().startswith("{") else INVALID_JSON
         if not isinstance(response, dict):
             key = hints.get("key")
-            response = {key if isinstance(key, str) else _wrap_key(p.is_error): text}
+            response = {key if isinstance(key, str) else wrap_key(p.is_error): text}
         out["response"] = response
         return out
 
     def media(self, i: int, p: Image | File, hints: Mapping[str, Any], snake: bool) -> dict[str, Any] | None:
         inner: dict[str, Any] = {}
         if p.media_type is not None:
-            inner[_key("mimeType", snake)] = p.media_type
+            inner[wire_key("mimeType", snake)] = p.media_type
         data = p.data
         if data is None and p.url is not None and not hints.get("file"):
             inline = parse_data_url(p.url)
             if inline is not None:
-                inner.setdefault(_key("mimeType", snake), inline[0] or "application/octet-stream")
+                inner.setdefault(wire_key("mimeType", snake), inline[0] or "application/octet-stream")
                 data = inline[1]
         if data is not None:
             inner["data"] = encode_b64(data, hints.get("b64"))
             container = "inlineData"
         elif p.url is not None:
-            inner[_key("fileUri", snake)] = p.url
+            inner[wire_key("fileUri", snake)] = p.url
             container = "fileData"
         else:
-            report(self.dropped, i, f"{p.kind} with neither data nor URL")
+            drop(self.dropped, i, f"{p.kind} with neither data nor URL")
             return None
         if isinstance(p, File) and p.name is not None:
-            inner[_key("displayName", snake)] = p.name
-        return {_key(container, snake): inner}
+            inner[wire_key("displayName", snake)] = p.name
+        return {wire_key(container, snake): inner}
 
 
 def _finish(out: dict[str, Any], hints: Mapping[str, Any]) -> None:

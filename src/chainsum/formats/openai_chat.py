@@ -36,12 +36,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, ResultPart, Role, Text, ToolCall, ToolResult
-from ._base import Conversation, Dropped, native, report_foreign
+from ._base import Conversation, Dropped, drop, native, report_foreign
 from ._openai_common import (
     apply_layout,
     data_url,
     document,
-    drop,
     fail,
     guess_media_type,
     is_custom,
@@ -49,6 +48,7 @@ from ._openai_common import (
     message_list,
     pack,
     parse_data_url,
+    plain_text,
     unknown_keys,
     want_list,
     want_mapping,
@@ -90,6 +90,8 @@ _PLAIN_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "syst
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 _CUSTOM_KEYS = frozenset({"name", "input"})
 _PART_TYPES = frozenset({"text", "image_url", "input_audio", "file", "refusal"})
+_PART_ONLY = ("fields", "type")
+"""Hints only a part object can carry: a `Text` with any of them is never written as a bare string."""
 
 
 # --- detection -------------------------------------------------------------------------------------------------
@@ -395,19 +397,11 @@ def _load_result_part(raw: Any, where: str, j: int) -> ResultPart:
 # --- dump ------------------------------------------------------------------------------------------------------
 
 
-def _plain(p: Part) -> bool:
-    """A `Text` that a bare string content can hold: no part-level fields or type of this format."""
-    if type(p) is not Text or p.reasoning is not None:
-        return False
-    ns = native(p.extras, NAME)
-    return not ns.get("fields") and not ns.get("type")
-
-
 def _default_shape(role: str, content: Sequence[Part]) -> str:
     """The ``content`` shape dump writes when no hint says otherwise (and load compares against)."""
     if not content:
         return "null" if role == "assistant" else "string"
-    return "string" if len(content) == 1 and _plain(content[0]) else "list"
+    return "string" if len(content) == 1 and plain_text(content[0], NAME, _PART_ONLY) else "list"
 
 
 def dump(

@@ -43,39 +43,32 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, ResultPart, Role, Text, ToolCall, ToolResult
-from ._base import Conversation, Dropped, native, report_foreign
+from ._base import Conversation, Dropped, drop, native, report_foreign
 from ._openai_common import (
+    RESPONSES,
     apply_layout,
-    data_url,
     document,
-    drop,
     envelope_of,
     fail,
-    guess_media_type,
     is_custom,
     pack,
-    parse_data_url,
     unknown_keys,
     want_list,
-    want_mapping,
     want_opt_str,
     want_str,
     wrong_type,
 )
+from ._openai_responses_parts import content_value, default_shape, dump_part, load_content, load_result_part
 
 __all__ = ["NAME", "dump", "load", "sniff"]
 
-NAME = "openai-responses"
+NAME = RESPONSES
 
 _INPUT_ROLES: dict[str, Role] = {"user": "user", "system": "system", "developer": "system"}
 _MESSAGE_KEYS = frozenset({"type", "role", "content", "id", "status"})
 _CALL_KEYS = frozenset({"type", "call_id", "name", "arguments", "input", "id", "status"})
 _OUTPUT_KEYS = frozenset({"type", "call_id", "output", "id", "status"})
 _REASONING_KEYS = frozenset({"type", "id", "status", "summary", "encrypted_content"})
-_TEXT_KEYS = frozenset({"type", "text"})
-_REFUSAL_KEYS = frozenset({"type", "refusal"})
-_IMAGE_KEYS = frozenset({"type", "image_url"})
-_FILE_KEYS = frozenset({"type", "file_data", "file_url", "filename"})
 _SUMMARY_KEYS = frozenset({"type", "text"})
 _SUMMARY_SEP = "\n\n"
 _EASY_KEYS = frozenset({"role", "content"})
@@ -150,7 +143,7 @@ def _sniff_item(item: Any) -> int:
 #
 # On the hot path: the common item shapes (easy messages with string content, bare function calls and their
 # string outputs) take a few type checks and carry no hints at all; everything else goes through the general
-# readers below.
+# readers below (content parts: `_openai_responses_parts`).
 
 
 def load(data: Any) -> Conversation:
@@ -248,8 +241,8 @@ def _load_input_message(item: dict[str, Any], where: str) -> Message:
     if not isinstance(role, str) or role not in _INPUT_ROLES:
         fail(f"unknown role {role!r} (expected user, assistant, system or developer)", f"{where}.role", NAME)
     hints: dict[str, Any] = {}
-    shape, parts = _load_content(item, where, output=False)
-    if shape != _default_shape(parts):
+    shape, parts = load_content(item, where, output=False)
+    if shape != default_shape(parts):
         hints["content"] = shape
     if item.get("id", 0) is None:
         hints["keep"] = {"id": None}
@@ -266,90 +259,13 @@ def _load_input_message(item: dict[str, Any], where: str) -> Message:
     )
 
 
-def _load_content(
-    item: dict[str, Any], where: str, *, output: bool, lead: dict[str, Any] | None = None
-) -> tuple[str, list[Part]]:
-    """The shape and parts of a message's content; `lead` hints go on the first part."""
-    content = item.get("content")
-    if isinstance(content, str):
-        return "string", ([Text(text=content, extras={NAME: lead} if lead else {})] if content else [])
-    if not isinstance(content, list):
-        wrong_type(content, "a string or a list of parts", f"{where}.content", NAME)
-    items = cast("list[Any]", content)
-    where = f"{where}.content"
-    return "list", [_load_part(p, where, j, output, lead if j == 0 else None) for j, p in enumerate(items)]
-
-
-def _load_part(raw: Any, parent: str, j: int, output: bool = False, lead: dict[str, Any] | None = None) -> Part:
-    """One content part. In an assistant message item only text and refusals have a canonical form (output
-    messages hold no images), so anything else there is kept as an opaque content part."""
-    d = cast("dict[str, Any]", raw)
-    if isinstance(raw, dict):  # the common case first: a text part of the role's own type
-        text = d.get("text")
-        if d.get("type") == ("output_text" if output else "input_text") and isinstance(text, str):
-            fields = None if d.keys() <= _TEXT_KEYS else {k: v for k, v in d.items() if k not in _TEXT_KEYS}
-            return Text(text=text, extras=pack(NAME, fields, lead))
-    where = f"{parent}[{j}]"
-    part = want_mapping(d, where, NAME)
-    kind = want_str(part.get("type"), where, NAME, "type")
-    text_type = "output_text" if output else "input_text"
-    if output and kind not in ("input_text", "output_text", "refusal"):
-        kind = ""
-    lead = lead or {}  # only the first part of an output message item has any
-    match kind:
-        case "input_text" | "output_text":
-            text = want_str(part.get("text"), where, NAME, "text")
-            hints = {"type": kind, **lead} if kind != text_type else lead
-            return Text(text=text, extras=pack(NAME, unknown_keys(part, _TEXT_KEYS), hints))
-        case "refusal":
-            text = want_str(part.get("refusal"), where, NAME, "refusal")
-            hints = {"type": "refusal", **lead}
-            return Text(text=text, extras=pack(NAME, unknown_keys(part, _REFUSAL_KEYS), hints))
-        case "input_image":
-            fields = unknown_keys(part, _IMAGE_KEYS)
-            url = want_opt_str(part.get("image_url"), where, NAME, "image_url")
-            image_hints: dict[str, Any] = {}
-            if url is None and "image_url" in part:
-                image_hints["keep"] = {"image_url": None}
-            elif url is None and not fields:
-                image_hints["empty"] = True  # an image part with nothing in it, written back as such
-            extras = pack(NAME, fields, image_hints)
-            decoded = parse_data_url(url) if url is not None else None
-            if decoded is not None:
-                return Image(data=decoded[0], media_type=decoded[1], extras=extras)
-            return Image(url=url, extras=extras)
-        case "input_file":
-            return _load_file(part, where)
-        case _:
-            return Opaque(format=NAME, data=part, extras={NAME: {"content_part": True, **lead}})
-
-
-def _load_file(part: dict[str, Any], where: str) -> File:
-    fields = unknown_keys(part, _FILE_KEYS) or {}
-    keep: dict[str, Any] = {}
-    for key in ("file_url", "filename"):
-        if part.get(key, 0) is None:
-            keep[key] = None
-    url = want_opt_str(part.get("file_url"), where, NAME, "file_url")
-    name = want_opt_str(part.get("filename"), where, NAME, "filename")
-    raw = part.get("file_data")
-    decoded = parse_data_url(raw) if isinstance(raw, str) else None
-    if decoded is None and "file_data" in part:
-        fields["file_data"] = raw  # raw base64 or anything else is kept exactly as sent
-    data, media_type = decoded if decoded is not None else (None, None)
-    hints: dict[str, Any] = {"keep": keep} if keep else {}
-    if data is None and url is None and not fields and not keep:
-        hints["empty"] = True  # a file part with nothing in it, written back as such
-    return File(data=data, url=url, media_type=media_type, name=name, extras=pack(NAME, fields, hints))
-
-
 def _load_output_message(item: dict[str, Any], where: str) -> list[Part]:
     """The parts of an assistant message item; the first carries the item's own keys so dump can rebuild it
     (and, by being there, starts a new item rather than continuing the one before)."""
     lead: dict[str, Any] = {"item": {k: v for k, v in item.items() if k != "role" and k != "content"}}
     if isinstance(item.get("content"), str):
         lead["content"] = "string"
-    parts = _load_content(item, where, output=True, lead=lead)[1]
+    parts = load_content(item, where, output=True, lead=lead)[1]
     return parts or [Opaque(format=NAME, data=item)]
 
 
@@ -415,7 +331,7 @@ def _load_call_output(item: dict[str, Any], where: str, kind: str) -> Message:
         content = output
     else:
         parts = want_list(output, where, NAME, "output")
-        content = tuple([_load_result_part(p, f"{where}.output", j) for j, p in enumerate(parts)])
+        content = tuple([load_result_part(p, f"{where}.output", j) for j, p in enumerate(parts)])
     hints: dict[str, Any] = {}
     if "status" in item:
         hints["item"] = {"status": item["status"]}
@@ -431,28 +347,7 @@ def _load_call_output(item: dict[str, Any], where: str, kind: str) -> Message:
     )
 
 
-def _load_result_part(raw: Any, where: str, j: int) -> ResultPart:
-    part = _load_part(raw, where, j)
-    if isinstance(part, Text | Image | File):
-        return part
-    kind = cast("dict[str, Any]", raw).get("type")
-    fail(f"a tool output cannot hold a {kind!r} part (only text, images and files)", f"{where}[{j}]", NAME)
-
-
 # --- dump ------------------------------------------------------------------------------------------------------
-
-
-def _plain(p: Part) -> bool:
-    """A `Text` that a bare string content can hold: no part-level fields or type of this format."""
-    if type(p) is not Text or p.reasoning is not None:
-        return False
-    ns = native(p.extras, NAME)
-    return not ns.get("fields") and not ns.get("type") and not ns.get("keep")
-
-
-def _default_shape(content: Sequence[Part]) -> str:
-    """A string for no parts or one plain `Text` (the easy form), else a list."""
-    return "string" if not content or (len(content) == 1 and _plain(content[0])) else "list"
 
 
 def dump(
@@ -522,60 +417,10 @@ def _dump_input_message(
     envelope = hints.get("item")
     out: dict[str, Any] = dict(cast(dict[str, Any], envelope)) if isinstance(envelope, dict) else {}
     out["role"] = "developer" if role == "system" and hints.get("role") == "developer" else role
-    out["content"] = _content_value(content, hints.get("content"), "input_text", i, dropped)
+    out["content"] = content_value(content, hints.get("content"), "input_text", i, dropped)
     if msg_id is not None:
         out["id"] = msg_id
     return apply_layout(out, hints)
-
-
-def _content_value(
-    content: Sequence[Part], shape: object, text_type: str, i: int, dropped: list[Dropped] | None
-) -> str | list[Any]:
-    default = _default_shape(content)
-    if shape == "string" and default == "list":
-        shape = default
-    if (shape or default) == "string":
-        return cast(Text, content[0]).text if content else ""
-    wire = (_dump_part(p, text_type, i, dropped) for p in content)
-    return [w for w in wire if w is not None]
-
-
-def _dump_part(p: Part, text_type: str, i: int, dropped: list[Dropped] | None) -> dict[str, Any] | None:
-    ph = native(p.extras, NAME)
-    match p:
-        case Text():
-            if p.reasoning is not None:
-                drop(dropped, i, "reasoning attached to text")
-            kind = ph.get("type") or text_type
-            if kind == "refusal":
-                return apply_layout({"type": "refusal", "refusal": p.text}, ph)
-            return apply_layout({"type": kind, "text": p.text}, ph)
-        case Image():
-            out: dict[str, Any] = {"type": "input_image"}
-            if p.data is not None:
-                out["image_url"] = data_url(p.data, p.media_type or guess_media_type(p.data, "image/png"))
-            elif p.url is not None:
-                out["image_url"] = p.url
-            elif not ph:
-                drop(dropped, i, "image with neither URL nor data")
-                return None
-            return apply_layout(out, ph)
-        case File():
-            if p.data is None and p.url is None and not ph:
-                drop(dropped, i, "file with neither URL nor data")
-                return None
-            out = {"type": "input_file"}
-            if p.data is not None:
-                out["file_data"] = data_url(p.data, p.media_type or guess_media_type(p.data))
-            if p.url is not None:
-                out["file_url"] = p.url
-            if p.name is not None:
-                out["filename"] = p.name
-            return apply_layout(out, ph)
-        case Opaque():
-            return cast(dict[str, Any], p.data)
-        case Reasoning() | ToolCall() | ToolResult():  # pragma: no cover - never placed in content
-            raise AssertionError(f"{p.kind} is not a content part")
 
 
 def _dump_turn(parts: Sequence[Part], i: int, items: list[Any], dropped: list[Dropped] | None) -> None:
@@ -630,11 +475,11 @@ def _dump_output_message(
         shape = hints.get("content", "list")
     else:
         out = {}
-        shape = None if _default_shape(parts) == "string" else "list"
+        shape = None if default_shape(parts) == "string" else "list"
         if shape == "list":
             out["type"] = "message"
     out["role"] = "assistant"
-    out["content"] = _content_value(parts, shape, "output_text", i, dropped)
+    out["content"] = content_value(parts, shape, "output_text", i, dropped)
     return out
 
 
@@ -687,7 +532,7 @@ def _dump_call_output(
     if isinstance(r.content, str):
         out["output"] = r.content
     else:
-        wire = (_dump_part(p, "input_text", i, dropped) for p in r.content)
+        wire = (dump_part(p, "input_text", i, dropped) for p in r.content)
         out["output"] = [w for w in wire if w is not None]
     if r.is_error:
         drop(dropped, i, f"error flag of the output of call {r.call_id!r}")

@@ -25,11 +25,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Role, Text, ToolCall, ToolResult
-from ._base import Conversation, Dropped, native, report_foreign
+from ._base import Conversation, Dropped, drop, native, report_foreign
 from ._openai_common import (
     apply_layout,
     document,
-    drop,
     fail,
     message_list,
     pack,
