@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chainsum.messages import Message
-from chainsum.strategies import CLIP_MARKER, AutoStrategy, PlanContext, Summarize, compact_sync
+from chainsum.strategies import CLIP_MARKER, MASK_PREFIX, AutoStrategy, PlanContext, Summarize, compact_sync
 from strategies_core.strategies_core_support import CharCounter, agent_history, call, chat_history, fixed_summary, tool
 
 
@@ -144,3 +144,45 @@ def test_parameters_are_checked() -> None:
         AutoStrategy(mask_headroom=1.0)
     with pytest.raises(ValueError):
         AutoStrategy(min_keep_chars=10)
+
+
+def test_when_masking_cannot_reach_the_budget_the_summarizer_reads_the_tool_output_first() -> None:
+    """Masking first would leave the summarizer placeholders; the identifiers in the output would be lost."""
+    messages = agent_history(10, output=3000)
+    total = CharCounter().count_messages(messages)
+    seen: list[str] = []
+
+    def recording(transcript: str) -> str:
+        seen.append(transcript)
+        return "short summary"
+
+    # 8 protected steps: masking can free two results, not enough; summarizing the pairs can (by estimate)
+    result = compact_sync(
+        messages, AutoStrategy(keep_last_turns=8), summarizer=recording, counter=CharCounter(), budget=total // 2
+    )
+    first = next(p for p in result.plans if p.steps)
+    assert {s.kind for s in first.steps} == {"summarize"}
+    assert seen and any("output 0 xxx" in t for t in seen)  # the real output, not "[chainsum: tool output masked"
+    assert not any(MASK_PREFIX in t for t in seen)
+    assert result.tokens_after <= total // 2
+
+
+def test_when_neither_alone_is_enough_masking_still_goes_first() -> None:
+    """Both are needed; summaries of masked output are shorter, so the budget is reached in fewer rounds."""
+    messages = agent_history(10, output=3000)
+    total = CharCounter().count_messages(messages)
+    result = compact_sync(
+        messages, AutoStrategy(keep_last_turns=2), summarizer=fixed_summary, counter=CharCounter(), budget=total // 10
+    )
+    kinds = [{s.kind for s in p.steps} for p in result.plans if p.steps]
+    assert kinds[0] == {"mask"} and {"summarize"} in kinds[1:]
+    assert result.tokens_after <= total // 10
+
+
+def test_when_masking_is_enough_no_summarizer_is_called() -> None:
+    messages = agent_history(10, output=3000)
+    total = CharCounter().count_messages(messages)
+    result = compact_sync(
+        messages, AutoStrategy(keep_last_turns=2), summarizer=fixed_summary, counter=CharCounter(), budget=total // 2
+    )
+    assert result.summarizer_calls == 0 and result.tokens_after <= total // 2

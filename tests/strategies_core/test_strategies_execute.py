@@ -252,6 +252,7 @@ def test_dry_run_simulates_later_rounds_without_the_summarizer() -> None:
         summarizer=scripted,
         counter=CharCounter(),
         budget=budget,
+        hard_limit=budget * 5,  # over it, masking comes first; under it, in round 2, summaries follow
         dry_run=True,
     )
     assert scripted.calls == []

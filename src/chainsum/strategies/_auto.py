@@ -3,7 +3,10 @@ the history fits the budget.
 
 1. **mask**: mask old tool output and clip huge tool output (no model; see `_mask`), oldest first, as much as
    the budget needs plus `mask_headroom` (so the next pass is not a few messages away); over the hard limit,
-   when the last `keep_last_turns` tool steps were all that was left, those too;
+   when the last `keep_last_turns` tool steps were all that was left, those too. When masking alone cannot
+   reach the budget but the summaries of phases 2 to 4 can (by estimate), and the history is not over the hard
+   limit, the summaries go first instead (the summarizer then reads the tool output itself, not placeholders,
+   and keeps its identifiers) and what remains is masked in a later round;
 2. **oversized pairs**: summarize single body pairs larger than `pair_share` of the budget (the sections
    strategy's `plan_oversized_pairs`, over every section), largest savings first;
 3. **sections**: summarize whole sections before the last `keep_sections` into header + one summary (the
@@ -114,10 +117,11 @@ class AutoStrategy:
                     return Plan(tuple(clips), note=_clip_note(tokens, ctx.hard_limit))
         over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
         masks: list[Step] = []
+        saved = 0
         # Over the window, the recent tool steps lose their protection before anything is summarized: masking is
         # reversible (the original is archived) and a request the provider refuses keeps nothing at all.
         for keep in (self.keep_last_turns, 0) if over_hard and self.keep_last_turns else (self.keep_last_turns,):
-            masks = plan_masks(
+            masks, saved = plan_masks(
                 messages,
                 ctx,
                 keep_last_turns=keep,
@@ -128,37 +132,63 @@ class AutoStrategy:
             )
             if masks:
                 break
-        if masks:
-            return Plan(tuple(masks), note=f"mask/clip old tool output: {need} tokens over the budget")
+        mask_plan = Plan(tuple(masks), note=f"mask/clip old tool output: {need} tokens over the budget")
+        if masks and (saved >= need or over_hard or not self.summarize):
+            return mask_plan
         if not self.summarize:
             return self._last_resort(messages, ctx, tokens, need)
+        # Masking alone cannot reach the budget. When the summaries this round can (by estimate), they come
+        # first, while the summarizer can still read the tool output: masking first would leave it placeholders,
+        # and with them most of the identifiers; what is left to mask is masked in a later round. When neither is
+        # enough alone, masking still goes first: summaries of masked output are shorter, and both are needed.
+        # Over the hard limit the certain, model-free saving always comes first (above).
+        summaries = self._summaries(messages, ctx, tokens, budget, need, protected)
+        if summaries and (not masks or self._estimate(messages, ctx, summaries) >= need):
+            return summaries
+        if masks:
+            return mask_plan
+        return self._last_resort(messages, ctx, tokens, need)
+
+    def _estimate(self, messages: Sequence[Message], ctx: PlanContext, plan: Plan) -> int:
+        """Tokens a plan of summaries is expected to save (each summary costing `_saving`'s assumption)."""
+        spans = [s for s in plan.steps if isinstance(s, Summarize)]
+        return sum(_saving(ctx.counter.count_messages(messages[s.start : s.end]), self.summary_tokens) for s in spans)
+
+    def _summaries(
+        self, messages: Sequence[Message], ctx: PlanContext, tokens: int, budget: int, need: int, protected: int
+    ) -> Plan | None:
+        """Phases 2 to 4: the first that plans anything, or None."""
         # A leading assistant message (rule 1) is "repaired" by keeping it in a header-less section, which leaves
         # the messages one to one with the chain, as the section planners need; any other repair would not.
         chain = Chain.build(messages, repair=True, allow_pending_tail=True)
         other = [r for r in chain.repairs if r.rule != 1]
         if other:
             logger.warning("repair=<%s> | not a well-formed chain; only masking is possible", other[0])
-            return Plan(note=f"not a well-formed chain ({other[0]}); nothing more to plan")
+            return None
         bytes_per_token = max(chain.size, 1) / max(tokens, 1)
 
         def to_bytes(n_tokens: float) -> int:
             return max(_MIN_BYTES, int(n_tokens * bytes_per_token))
 
-        def take(steps: Sequence[Summarize], *, largest_first: bool) -> list[Step]:
-            scored = [
+        def scored(steps: Sequence[Summarize], *, largest_first: bool) -> list[tuple[int, Summarize]]:
+            out = [
                 (_saving(ctx.counter.count_messages(messages[s.start : s.end]), self.summary_tokens), s) for s in steps
             ]
-            scored = [(saving, s) for saving, s in scored if saving > 0 and s.end <= protected]
+            out = [(saving, s) for saving, s in out if saving > 0 and s.end <= protected]
             if largest_first:
-                scored.sort(key=lambda x: (-x[0], x[1].start))
-            chosen: list[Step] = []
+                out.sort(key=lambda x: (-x[0], x[1].start))
+            return out
+
+        def take(candidates: Sequence[tuple[int, Summarize]], goal: int = need) -> tuple[list[Summarize], int]:
+            """The first candidates whose estimated savings reach `goal`, and that estimate."""
+            chosen: list[Summarize] = []
             saved = 0
-            for saving, s in scored:
-                if saved >= need:
+            for saving, s in candidates:
+                if saved >= goal:
                     break
                 chosen.append(s)
                 saved += saving
-            return sorted(chosen, key=_position)
+            return chosen, saved
 
         cfg = self.sections_config
         oversized = SectionsConfig(
@@ -172,12 +202,19 @@ class AutoStrategy:
             keep_qa_sections=self.keep_sections,
             last_section_reserve_percent=cfg.last_section_reserve_percent,
         )
-        steps = take(plan_oversized_pairs(messages, chain, oversized), largest_first=True)
-        if steps:
-            return Plan(tuple(steps), note=f"oversized body pairs (> {oversized.max_bp_bytes} bytes)")
-        steps = take(plan_sections(messages, chain, oversized), largest_first=False)
-        if steps:
-            return Plan(tuple(steps), note=f"older sections summarized whole: {need} tokens over the budget")
+        pairs = scored(plan_oversized_pairs(messages, chain, oversized), largest_first=True)
+        pair_note = f"oversized body pairs (> {oversized.max_bp_bytes} bytes)"
+        if pairs and sum(saving for saving, _ in pairs) >= need:
+            return _plan(take(pairs)[0], pair_note)
+        # The pairs alone are not enough: whole older sections (which hold some of those pairs) in the same round,
+        # then the oversized pairs of the sections kept, so that no round summarizes the last round's summaries.
+        sections, saved = take(scored(plan_sections(messages, chain, oversized), largest_first=False))
+        if sections:
+            rest = [(v, p) for v, p in pairs if not any(s.start <= p.start and p.end <= s.end for s in sections)]
+            more = take(rest, need - saved)[0] if saved < need else []
+            return _plan([*sections, *more], f"older sections summarized whole: {need} tokens over the budget")
+        if pairs:
+            return _plan(take(pairs)[0], pair_note)
         # what the last sections may hold: the budget minus everything before them
         n_last = min(self.keep_sections, len(chain.sections))
         last_start = sum(s.count for s in chain.sections[: len(chain.sections) - n_last])
@@ -192,7 +229,7 @@ class AutoStrategy:
         steps = [s for s in plan_last_section_rotation(messages, chain, rotation) if s.end <= protected]
         if steps:
             return Plan(tuple(steps), note="last-section rotation: the oldest pairs become one summary")
-        return self._last_resort(messages, ctx, tokens, need)
+        return None
 
     def _last_resort(self, messages: Sequence[Message], ctx: PlanContext, tokens: int, need: int) -> Plan:
         if ctx.hard_limit is not None and tokens > ctx.hard_limit:
@@ -200,6 +237,10 @@ class AutoStrategy:
             if clips:
                 return Plan(tuple(clips), note=_clip_note(tokens, ctx.hard_limit))
         return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
+
+
+def _plan(steps: Sequence[Step], note: str) -> Plan:
+    return Plan(tuple(sorted(steps, key=_position)), note=note)
 
 
 def _clip_note(tokens: int, hard_limit: int) -> str:

@@ -169,9 +169,10 @@ def plan_masks(
     head: int,
     tail: int,
     need: int | None,
-) -> list[Step]:
+) -> tuple[list[Step], int]:
     """Mask and clip steps, oldest first, stopping once their estimated saving reaches `need` tokens (all of
-    them when `need` is None). Shared with the ``auto`` strategy, whose first, cheapest phase this is."""
+    them when `need` is None), and that estimate (0 when `need` is None: nothing is counted then). Shared with
+    the ``auto`` strategy, whose first, cheapest phase this is."""
     limit = current_turn_start(messages)
     steps_with_calls = [i for i in range(limit) if messages[i].tool_calls and messages[i].role != "tool"]
     if keep_last_turns == 0:
@@ -216,7 +217,7 @@ def plan_masks(
             reason = f"tool output of {len(text)} characters exceeds {clip_chars}; keeping head and tail"
             out.append(Clip(index=i, part=pi, head=head, tail=tail, reason=reason))
             saved += saving
-    return out
+    return out, saved
 
 
 def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, need: int, min_keep: int) -> list[Step]:
@@ -284,7 +285,7 @@ class MaskStrategy:
             if tokens <= ctx.budget:
                 return Plan(note=f"fits the budget ({tokens} <= {ctx.budget} tokens): nothing to do")
             need = tokens - ctx.budget
-        steps = plan_masks(
+        steps, _ = plan_masks(
             messages,
             ctx,
             keep_last_turns=self.keep_last_turns,

@@ -200,6 +200,13 @@ def key_identifiers(text: str, max_chars: int, *, max_item_chars: int = 80) -> l
     return kept
 
 
+_LEFT_OUT_CHARS = 40
+
+
+def _header(extraction: Extraction) -> str:
+    return f"State snapshot (extractive) of {extraction.messages} message(s)."
+
+
 def _cost(item: Item) -> int:
     """Characters an item takes in the output: the bullet, the text, a repeat count and the newline."""
     return len(item.text) + 4 + (len(str(item.count)) + 4 if item.count > 1 else 0)
@@ -372,14 +379,15 @@ class ExtractiveSummarizer:
 
     def select(self, extraction: Extraction) -> dict[Section, tuple[list[Item], int]]:
         """The items each section keeps within the budget, and how many it leaves out."""
-        budget = self.budget_for(extraction) - 80  # the header line
+        # the header line (its real length) and one "(n more items left out for length)" line
+        budget = self.budget_for(extraction) - len(_header(extraction)) - 2 - _LEFT_OUT_CHARS
         needs: dict[Section, int] = {}
         for name in SECTIONS:
             needs[name] = sum(_cost(i) for i in extraction.sections[name])
         present: list[Section] = [n for n in SECTIONS if needs[n]]
         total_share = sum(self.shares.get(n, 0.0) for n in present) or 1.0
         allowance: dict[Section, int] = {}
-        left = budget - sum(len(_TITLES[n]) + 24 for n in present)
+        left = budget - sum(len(_TITLES[n]) + 2 for n in present)  # a title, its newline and the blank line before
         pending: list[Section] = sorted(present, key=lambda n: (needs[n], SECTIONS.index(n)))
         share_left = total_share
         for name in pending:  # water-filling: small sections take what they need, the rest is shared
@@ -409,7 +417,7 @@ class ExtractiveSummarizer:
 
     def format(self, extraction: Extraction) -> str:
         """Plain text with one section per kind of item, within the budget."""
-        lines = [f"State snapshot (extractive) of {extraction.messages} message(s)."]
+        lines = [_header(extraction)]
         left_out = 0
         for name, (items, dropped) in self.select(extraction).items():
             left_out += dropped
