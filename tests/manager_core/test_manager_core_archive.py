@@ -199,6 +199,7 @@ def test_two_managers_on_one_session_summarize_once() -> None:
     archive = MemoryArchive()
     hist: list[Dict] = [SYSTEM, *[m for i in range(30) for m in turn(i)]]
     a, b = make(archive=archive), make(archive=archive)
+    assert b.state.depth == 0  # b reads the session's state now, then decides on it later: the race
     assert a.prepare_sync(hist).changed
     second = b.prepare_sync(hist)  # b's cached state is stale; under the lock it re-reads and stands down
     assert not second.changed

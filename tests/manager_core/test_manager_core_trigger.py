@@ -98,7 +98,7 @@ def test_small_burst_after_a_summarization_does_not_retrigger() -> None:
         hist = list(manager.prepare_sync([*hist, *turn(i)]).messages)
         i += 1
     # a small burst that takes the ratio back over the trigger (under the emergency ratio) within the cooldown
-    filler = {"role": "user", "content": " ".join(f"w{k}" for k in range(120))}
+    filler = {"role": "user", "content": " ".join(f"w{k}" for k in range(500))}
     for _ in range(3):
         hist = [*hist, filler]
         if _ratio(hist, 4000) >= 0.85:

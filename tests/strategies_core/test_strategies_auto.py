@@ -186,3 +186,26 @@ def test_when_masking_is_enough_no_summarizer_is_called() -> None:
         messages, AutoStrategy(keep_last_turns=2), summarizer=fixed_summary, counter=CharCounter(), budget=total // 2
     )
     assert result.summarizer_calls == 0 and result.tokens_after <= total // 2
+
+
+def test_when_sections_one_by_one_are_not_enough_the_older_history_becomes_one_summary() -> None:
+    """Each section summary keeps its human message and costs its own summary: at a third of the size that cannot
+    fit, so everything before the current section is folded into one system-form summary (one call)."""
+    messages = chat_history(12, size=800)
+    total = CharCounter().count_messages(messages)
+    result = compact_sync(messages, AutoStrategy(), summarizer=fixed_summary, counter=CharCounter(), budget=total // 3)
+    steps = [s for p in result.plans for s in p.steps]
+    assert len(steps) == 1 and isinstance(steps[0], Summarize) and steps[0].form == "system"
+    assert (steps[0].start, steps[0].end) == (1, len(messages) - 2)
+    assert result.summarizer_calls == 1 and result.tokens_after <= total // 3
+    assert result.messages[0] == messages[0] and result.messages[-2:] == tuple(messages[-2:])
+    assert result.valid
+    # a later, tighter pass folds the earlier summary in rather than stacking a second one
+    again = compact_sync(
+        [*result.messages, *chat_history(3, size=800)[1:]],
+        AutoStrategy(),
+        summarizer=fixed_summary,
+        counter=CharCounter(),
+        budget=total // 3,
+    )
+    assert sum(1 for m in again.messages if m.role == "system") == 2

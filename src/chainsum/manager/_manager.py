@@ -294,9 +294,12 @@ class ContextManager:
                 return Prepared(items)
             fresh = self._load_state()
             if fresh.version != self.state.version:
+                # Another process wrote this session's state since we last looked (it summarized, most likely, a
+                # history we hold unsummarized): its result stands, and only an emergency acts again now.
                 self._state = fresh
                 reason_now = decide(fresh, ratio, len(source), self.config)
-                if reason_now is None:
+                if reason_now != "emergency":
+                    logger.info("session=<%s> | summarized elsewhere since the last call; history kept", self.session)
                     return Prepared(items)
                 reason = reason_now
             try:

@@ -35,8 +35,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..chain import Chain
+from ..chain import Chain, safe_cuts
 from ..messages import Message
+from ._execute import is_summary_system
 from ._mask import current_turn_start, plan_current_turn_clips, plan_masks
 from ._plan import Plan, PlanContext, Step, Summarize
 from ._sections import SectionsConfig, plan_last_section_rotation, plan_oversized_pairs, plan_sections
@@ -46,6 +47,10 @@ __all__ = ["AutoStrategy"]
 logger = logging.getLogger(__name__)
 
 _MIN_BYTES = 1024
+_FIRST_MARGIN = 1.25
+"""Summaries go before masking only when their estimated saving clears the need by this factor: the estimate
+assumes `AutoStrategy.summary_tokens` a summary, and real summaries often run longer (the extractive default keeps
+up to 30 % of its span), while masking first then summarizing is the surer way to the budget."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +148,7 @@ class AutoStrategy:
         # enough alone, masking still goes first: summaries of masked output are shorter, and both are needed.
         # Over the hard limit the certain, model-free saving always comes first (above).
         summaries = self._summaries(messages, ctx, tokens, budget, need, protected)
-        if summaries and (not masks or self._estimate(messages, ctx, summaries) >= need):
+        if summaries and (not masks or self._estimate(messages, ctx, summaries) >= need * _FIRST_MARGIN):
             return summaries
         if masks:
             return mask_plan
@@ -158,10 +163,11 @@ class AutoStrategy:
         self, messages: Sequence[Message], ctx: PlanContext, tokens: int, budget: int, need: int, protected: int
     ) -> Plan | None:
         """Phases 2 to 4: the first that plans anything, or None."""
-        # A leading assistant message (rule 1) is "repaired" by keeping it in a header-less section, which leaves
-        # the messages one to one with the chain, as the section planners need; any other repair would not.
+        # A leading assistant message (rule 1) is "repaired" by keeping it in a header-less section, and a system
+        # message in the middle (rule 5: an earlier merged summary, or the user's own) by opening a new section;
+        # both leave the messages one to one with the chain, as the section planners need. No other repair does.
         chain = Chain.build(messages, repair=True, allow_pending_tail=True)
-        other = [r for r in chain.repairs if r.rule != 1]
+        other = [r for r in chain.repairs if r.rule not in (1, 5)]
         if other:
             logger.warning("repair=<%s> | not a well-formed chain; only masking is possible", other[0])
             return None
@@ -208,7 +214,17 @@ class AutoStrategy:
             return _plan(take(pairs)[0], pair_note)
         # The pairs alone are not enough: whole older sections (which hold some of those pairs) in the same round,
         # then the oversized pairs of the sections kept, so that no round summarizes the last round's summaries.
+        n_last = min(self.keep_sections, len(chain.sections))
+        last_start = sum(s.count for s in chain.sections[: len(chain.sections) - n_last])
         sections, saved = take(scored(plan_sections(messages, chain, oversized), largest_first=False))
+        merged = _merge_span(messages, min(last_start, protected))
+        merged_saving = sum(v for v, _ in scored([merged], largest_first=False)) if merged is not None else 0
+        if merged is not None and saved < need and merged_saving > saved:
+            # Section by section is not enough: each keeps its human message and pays for its own summary. All
+            # the history before the kept sections becomes one summary instead (earlier summaries folded in).
+            rest = [(v, p) for v, p in pairs if p.start >= merged.end]
+            more = take(rest, need - merged_saving)[0] if merged_saving < need else []
+            return _plan([merged, *more], f"older history merged into one summary: {need} tokens over the budget")
         if sections:
             rest = [(v, p) for v, p in pairs if not any(s.start <= p.start and p.end <= s.end for s in sections)]
             more = take(rest, need - saved)[0] if saved < need else []
@@ -216,8 +232,6 @@ class AutoStrategy:
         if pairs:
             return _plan(take(pairs)[0], pair_note)
         # what the last sections may hold: the budget minus everything before them
-        n_last = min(self.keep_sections, len(chain.sections))
-        last_start = sum(s.count for s in chain.sections[: len(chain.sections) - n_last])
         room = budget - ctx.counter.count_messages(messages[:last_start])
         rotation = SectionsConfig(
             preserve_last=True,
@@ -237,6 +251,26 @@ class AutoStrategy:
             if clips:
                 return Plan(tuple(clips), note=_clip_note(tokens, ctx.hard_limit))
         return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
+
+
+def _merge_span(messages: Sequence[Message], end: int) -> Summarize | None:
+    """One ``system``-form summary of everything from after the leading system prompt up to `end` (the start of
+    the kept sections, or the current turn), stopping before any user system message and at a safe cut; None when
+    that leaves less than two messages, or only an earlier summary, to summarize."""
+    start = 0
+    while start < len(messages) and messages[start].role == "system" and not is_summary_system(messages[start]):
+        start += 1
+    for i in range(start, end):
+        if messages[i].role == "system" and not is_summary_system(messages[i]):
+            end = i
+            break
+    cuts = safe_cuts(messages)
+    while end > start and not cuts[end]:
+        end -= 1
+    if end - start < 2:
+        return None
+    reason = f"messages {start}..{end - 1}: everything before the kept sections, as one summary"
+    return Summarize(start=start, end=end, form="system", reason=reason)
 
 
 def _plan(steps: Sequence[Step], note: str) -> Plan:
