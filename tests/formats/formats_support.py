@@ -8,10 +8,8 @@ module (``chainsum.formats.gemini`` and so on), so one body serves every format 
 from __future__ import annotations
 
 import copy
-import gc
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -27,14 +25,12 @@ __all__ = [
     "assert_round_trips",
     "assert_wrong_types_load_or_fail_cleanly",
     "case_ids",
-    "cost_ratio",
     "json_paths",
     "json_values",
     "openai_chaos_documents",
     "read_canonical",
     "read_json",
     "replace_at",
-    "spread",
     "wire_cases",
 ]
 
@@ -162,28 +158,3 @@ def assert_round_trips(module: ModuleType, doc: Any) -> None:
     again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
     assert again == list(conv.messages)
     assert module.dump(again, conv.envelope) == doc
-
-
-# --- cost --------------------------------------------------------------------------------------------------------
-
-
-def spread(n: int, low: int, high: int) -> int:
-    """Message sizes spread over [low, high) (an agent history mixes short turns and long tool outputs)."""
-    return low + (n * 7919) % (high - low)
-
-
-def cost_ratio(f: Callable[[], object], g: Callable[[], object], rounds: int = 7) -> float:
-    """CPU time of `f` over that of `g`, each the best of a few runs taken in turns (so both see the same
-    machine), each run after a full collection."""
-    best_f = best_g = float("inf")
-    for _ in range(rounds):
-        for fn, is_f in ((f, True), (g, False)):
-            gc.collect()
-            start = time.process_time()
-            fn()
-            spent = time.process_time() - start
-            if is_f:
-                best_f = min(best_f, spent)
-            else:
-                best_g = min(best_g, spent)
-    return best_f / best_g
