@@ -54,6 +54,28 @@ def test_every_removed_message_is_archived_and_verifiable() -> None:
     assert missing == []
 
 
+def test_a_message_repeated_word_for_word_is_archived_when_its_earlier_copy_is_summarized() -> None:
+    """ "ok" asked twice: the first copy summarized away while the second stays must still be archived (it was
+    once taken for kept, because an equal message was still in the history)."""
+    archive = MemoryArchive()
+    manager = make(window=600, archive=archive, min_messages=4, preserve_recent=2)
+    repeated = [{"role": "user", "content": "ok, go on"}, {"role": "assistant", "content": "Continuing."}]
+    hist: list[Dict] = [SYSTEM]
+    for i in range(8):
+        hist = [*hist, *turn(i, words=40), *repeated]
+    given = openai_chat.load(hist).messages
+    out = openai_chat.load(list(manager.prepare_sync(hist).messages)).messages
+    assert len(out) < len(given)
+    still = [json.dumps(d, sort_keys=True) for d in openai_chat.dump(list(out))]
+    archived = {e.sha256 for e in archive.archived("default")}
+    removed = [m for m in given if json.dumps(openai_chat.dump([m])[0], sort_keys=True) not in still]
+    copies_kept = sum(1 for m in out if m.text == "ok, go on")
+    copies_removed = sum(1 for m in given if m.text == "ok, go on") - copies_kept
+    assert copies_removed > 0
+    assert {message_sha256(m) for m in removed} <= archived
+    assert sum(1 for e in archive.archived("default") if e.message.text == "ok, go on") == copies_removed
+
+
 def test_records_carry_facets_key_points_and_ids() -> None:
     archive = MemoryArchive()
     manager = make(archive=archive)

@@ -38,14 +38,19 @@ def _key(message: Message) -> object:
 
 
 def removed_messages(before: Sequence[Message], after: Sequence[Message], archived_so_far: int) -> Removal:
-    """The messages of `before` that `after` no longer holds (by value, duplicates counted), with their ids."""
+    """The messages of `before` that `after` no longer holds (by value, duplicates counted), with their ids.
+
+    A message `after` holds as the very same object is kept; one it holds only as an equal copy (a converted dict,
+    a repaired message) is kept once per copy. The copies counted are only those that are not themselves objects
+    of `before`: a conversation may repeat a message word for word ("ok", a retried tool call), and an earlier
+    one summarized away must not be taken for kept because a later equal one is."""
     kept_ids = {id(m) for m in after}
-    remaining = Counter(_key(m) for m in after)
+    before_ids = {id(m) for m in before}
+    remaining = Counter(_key(m) for m in after if id(m) not in before_ids)
     out: list[tuple[str, Message]] = []
     shas: list[str] = []
     for m in before:
         if id(m) in kept_ids:
-            remaining[_key(m)] -= 1
             continue
         k = _key(m)
         if remaining[k] > 0:
