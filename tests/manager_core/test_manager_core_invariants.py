@@ -34,7 +34,7 @@ from chainsum.strategies._execute import is_summary_system
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import ChainConfig, generate_chain, iter_documents
 from chainsum.tokens import HeuristicCounter
-from strategies import well_formed_histories
+from strategies import histories, well_formed_histories
 
 COUNTER = HeuristicCounter()
 
@@ -110,6 +110,23 @@ def prepared_for(messages: Sequence[Message], provider: str) -> list[Message]:
 @given(well_formed_histories(max_turns=8), st.sampled_from(["openai", "anthropic"]), st.integers(150, 1500))
 def test_generated_histories(messages: list[Message], provider: str, window: int) -> None:
     replay_checked(prepared_for(messages, provider), window, provider, min_messages=4, cooldown_messages=1)
+
+
+@given(histories(), st.sampled_from(["openai", "anthropic", "gemini", "bedrock"]), st.integers(100, 1000))
+def test_malformed_histories_never_raise_and_any_change_is_valid(
+    messages: list[Message], provider: str, window: int
+) -> None:
+    """What users send is not always well formed (orphan results, unanswered calls, empty messages): the manager
+    never raises for it, and what it returns, when it changed anything, is valid and never larger."""
+    archive = MemoryArchive()
+    cfg = replace(ManagerConfig(), min_messages=2, cooldown_messages=1)
+    manager = ContextManager(
+        cfg, context_window=window, summarizers=[ExtractiveSummarizer()], provider=provider, archive=archive
+    )
+    out = list(manager.prepare_sync(messages).messages)
+    if out != messages:
+        assert validate(out, provider) == []
+        assert COUNTER.count_messages(out) <= COUNTER.count_messages(messages)
 
 
 @given(
