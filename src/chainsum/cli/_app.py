@@ -12,6 +12,7 @@ from ..messages import Message
 from ..rules import PROVIDERS, repair, validate
 from ._compact import compact_cmd
 from ._io import EXIT_PROBLEMS, console, fail, read_conversation, user_errors, write_json
+from ._options import FileArg, FormatOpt, JsonOpt, OutOpt
 from ._render import chain_dict, chain_tree
 from ._replay import expand_cmd, replay_cmd, search_cmd
 
@@ -22,13 +23,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-FileArg = Annotated[str, typer.Argument(help="Conversation file in any supported format; - reads standard input.")]
-FormatOpt = Annotated[
-    str | None, typer.Option("--format", "-f", help=f"Input format (detected when omitted): {', '.join(FORMATS)}.")
-]
-OutOpt = Annotated[str | None, typer.Option("--output", "-o", help="Write here instead of standard output.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on standard output.")]
 
 
 def _provider(value: str) -> str:

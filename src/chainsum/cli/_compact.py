@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..formats import DUMPABLE, Conversation, Dropped, dump
 from ..rules import PROVIDERS
 from ._io import console, fail, read_conversation, user_errors, write_json
+from ._options import BaseUrlOpt, FileArg, FormatOpt, OutOpt, SummarizerOpt
 
 __all__ = ["STRATEGIES", "compact_cmd"]
 
@@ -48,24 +49,17 @@ def _print_plans(result: Any) -> None:
 
 
 def compact_cmd(
-    file: Annotated[str, typer.Argument(help="Conversation file in any supported format; - reads standard input.")],
+    file: FileArg,
     budget: Annotated[int | None, typer.Option("--budget", help="Target size in tokens.")] = None,
     strategy: Annotated[str, typer.Option("--strategy", help=f"One of {', '.join(STRATEGIES)}.")] = "auto",
-    summarizer: Annotated[
-        str,
-        typer.Option(
-            "--summarizer", help="extractive (default, no model) | openai:MODEL | anthropic:MODEL | litellm:MODEL"
-        ),
-    ] = "extractive",
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (vLLM, Ollama, ...).")
-    ] = None,
+    summarizer: SummarizerOpt = "extractive",
+    base_url: BaseUrlOpt = None,
     provider: Annotated[
         str | None,
         typer.Option("--provider", "-p", help="Target provider: its rules are enforced and its format written."),
     ] = None,
-    format: Annotated[str | None, typer.Option("--format", "-f", help="Input format (detected when omitted).")] = None,
-    output: Annotated[str | None, typer.Option("--output", "-o", help="Write here instead of standard output.")] = None,
+    format: FormatOpt = None,
+    output: OutOpt = None,
     report: Annotated[str | None, typer.Option("--report", help="Write the JSON report here.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; call no model.")] = False,
 ) -> None:

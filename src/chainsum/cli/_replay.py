@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ..messages import Message, Text, ToolCall, ToolResult, message_to_dict
 from ..rules import PROVIDERS, repair, validate
 from ._io import console, fail, read_conversation, user_errors, write_json
+from ._options import BaseUrlOpt, FileArg, FormatOpt, SummarizerOpt
 
 if TYPE_CHECKING:
     from ..store import SQLiteStore
@@ -35,26 +36,19 @@ def _open_store(path: str, *, must_exist: bool) -> SQLiteStore:
 
 
 def replay_cmd(
-    file: Annotated[str, typer.Argument(help="Conversation file in any supported format; - reads standard input.")],
+    file: FileArg,
     context_window: Annotated[
         int | None, typer.Option("--context-window", "-w", help="Window in tokens (else from --model).")
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Look the window up by model name.")] = None,
     strategy: Annotated[str, typer.Option("--strategy", help=f"One of {', '.join(_STRATEGIES)}.")] = "auto",
-    summarizer: Annotated[
-        str,
-        typer.Option(
-            "--summarizer", help="extractive (default, no model) | openai:MODEL | anthropic:MODEL | litellm:MODEL"
-        ),
-    ] = "extractive",
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint for the summarizer.")
-    ] = None,
+    summarizer: SummarizerOpt = "extractive",
+    base_url: BaseUrlOpt = None,
     provider: Annotated[
         str | None,
         typer.Option("--provider", "-p", help="Rules each request must satisfy (default: the input's, else openai)."),
     ] = None,
-    format: Annotated[str | None, typer.Option("--format", "-f", help="Input format (detected when omitted).")] = None,
+    format: FormatOpt = None,
     session: Annotated[
         str | None, typer.Option("--session", help="Session name (default: the file name without suffix).")
     ] = None,
