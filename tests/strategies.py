@@ -21,10 +21,12 @@ import string
 from hypothesis import strategies as st
 
 from chainsum.messages import ROLES, File, Image, Message, Opaque, Part, Reasoning, Role, Text, ToolCall, ToolResult
+from chainsum.testing import ChainConfig
 
 __all__ = [
     "any_parts",
     "bad_ids",
+    "chain_configs",
     "histories",
     "malformed_histories",
     "noise_histories",
@@ -243,3 +245,17 @@ noise_histories = st.lists(st.builds(_noise, roles, any_parts), max_size=8)
 def histories() -> st.SearchStrategy[list[Message]]:
     """Well-formed, malformed or noise."""
     return st.one_of(well_formed_histories(), malformed_histories(), malformed_histories(), noise_histories)
+
+
+def chain_configs(*, complete: bool | None = None) -> st.SearchStrategy[ChainConfig]:
+    """Configurations for `chainsum.testing.generate_chain` (the chain spec's generator); `complete` fixes
+    whether every tool call gets its response (None: either)."""
+    return st.builds(
+        ChainConfig,
+        include_system=st.booleans(),
+        sections=st.integers(1, 6),
+        body_pairs_per_section=st.lists(st.integers(1, 4), max_size=6),
+        tools_for_body_pairs=st.lists(st.booleans(), max_size=24),
+        tool_calls_per_body_pair=st.lists(st.integers(1, 3), max_size=24),
+        include_all_tool_responses=st.booleans() if complete is None else st.just(complete),
+    )

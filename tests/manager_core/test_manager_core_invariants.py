@@ -34,7 +34,7 @@ from chainsum.strategies._execute import is_summary_system
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import ChainConfig, generate_chain, iter_documents
 from chainsum.tokens import HeuristicCounter
-from strategies import histories, well_formed_histories
+from strategies import chain_configs, histories, well_formed_histories
 
 COUNTER = HeuristicCounter()
 
@@ -130,15 +130,7 @@ def test_malformed_histories_never_raise_and_any_change_is_valid(
 
 
 @given(
-    st.builds(
-        ChainConfig,
-        include_system=st.booleans(),
-        sections=st.integers(1, 6),
-        body_pairs_per_section=st.lists(st.integers(1, 4), max_size=6),
-        tools_for_body_pairs=st.lists(st.booleans(), max_size=24),
-        tool_calls_per_body_pair=st.lists(st.integers(1, 3), max_size=24),
-        include_all_tool_responses=st.just(True),
-    ),
+    chain_configs(complete=True),
     st.integers(60, 400),
 )
 def test_generated_chains(config: ChainConfig, window: int) -> None:
