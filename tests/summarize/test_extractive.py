@@ -246,3 +246,12 @@ def test_key_identifiers_stay_within_their_budget() -> None:
         kept = key_identifiers(text, limit)
         assert len(", ".join(kept)) <= limit
     assert key_identifiers(text, 240) == key_identifiers(text, 240)  # deterministic
+
+
+def test_key_identifiers_read_a_bounded_sample_of_a_long_text() -> None:
+    """Head and tail only: an identifier seen only in the middle of a 1 MB output is not looked for."""
+    middle = "filler words " * 80_000
+    text = "head: src/start_here.py\n" + middle + "\nonly/in/the/middle.py\n" + middle + "\ntail: ERR-9999\n"
+    kept = key_identifiers(text, 240)
+    assert "src/start_here.py" in kept and "ERR-9999" in kept
+    assert "only/in/the/middle.py" not in kept

@@ -83,6 +83,22 @@ def args_digest(call: ToolCall | None) -> str:
     return f"{args[:_ARGS_EXCERPT]}… sha256:{digest}"
 
 
+def _placeholder_head(result: ToolResult, call: ToolCall | None) -> str:
+    name = result.name or (call.name if call else None) or "?"
+    return f"{MASK_PREFIX}: tool={name} args={args_digest(call)} original={result_bytes(result)} bytes"
+
+
+def _placeholder_bound(result: ToolResult, call: ToolCall | None) -> str:
+    """A stand-in at least as long as the placeholder `masked_text` will write, without reading the output for
+    its identifiers: planning compares sizes for every old result, and only the ones masked need the real text."""
+    room = min(_KEEP_CHARS, int(result_bytes(result) * _KEEP_SHARE))
+    return (
+        f"{_placeholder_head(result, call)}; mentions: {'x/' * (room // 2)}]"
+        if room
+        else f"{_placeholder_head(result, call)}]"
+    )
+
+
 def masked_text(result: ToolResult, call: ToolCall | None) -> str:
     """The placeholder for a masked result: enough for the model to know what it ran, and to run it again, plus
     the identifiers the output mentioned (file paths, ids, error codes, numbers with units), most frequent first.
@@ -91,10 +107,8 @@ def masked_text(result: ToolResult, call: ToolCall | None) -> str:
     model that no longer knows *which* file held the bug re-runs the whole search. The list is bounded by
     `_KEEP_CHARS` and by `_KEEP_SHARE` of the original, so a placeholder always saves most of what it replaces.
     """
-    name = result.name or (call.name if call else None) or "?"
-    size = result_bytes(result)
-    head = f"{MASK_PREFIX}: tool={name} args={args_digest(call)} original={size} bytes"
-    kept = key_identifiers(_result_text(result), min(_KEEP_CHARS, int(size * _KEEP_SHARE)))
+    head = _placeholder_head(result, call)
+    kept = key_identifiers(_result_text(result), min(_KEEP_CHARS, int(result_bytes(result) * _KEEP_SHARE)))
     return f"{head}; mentions: {', '.join(kept)}]" if kept else f"{head}]"
 
 
@@ -202,7 +216,7 @@ def plan_masks(
             continue
         size = result_bytes(result)
         if i < recent_from:
-            placeholder = masked_text(result, call)
+            placeholder = _placeholder_bound(result, call)
             if size > utf8_len(placeholder):
                 saving = 0 if need is None else tokens_of(i, result) - counter.count_text(placeholder)
                 if need is None or saving > 0:
