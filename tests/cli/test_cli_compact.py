@@ -143,3 +143,37 @@ def test_failing_endpoint_keeps_the_originals(tmp_path: Path) -> None:
 def test_bad_options_are_one_line_exit_2(args: list[str], needle: str) -> None:
     code, out, err = run("compact", EXAMPLE, *args)
     assert code == 2 and needle in err and "Traceback" not in err and out == ""
+
+
+def test_hard_limit_clips_a_current_tool_output_larger_than_the_window(tmp_path: Path) -> None:
+    """Without --hard-limit the current turn is never touched; with it, a tool output that alone is over the
+    window is clipped to head and tail, and the request fits."""
+    doc = [
+        {"role": "system", "content": "You are an agent."},
+        {"role": "user", "content": "Show me the log."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": "BEGIN " + " ".join(f"line{k}" for k in range(6000)) + " END",
+        },
+    ]
+    path, out = tmp_path / "big.json", tmp_path / "out.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run("compact", str(path), "--budget", "2000", "-o", str(out))
+    assert code == 0, err
+    assert json.loads(out.read_text())[-1] == doc[-1]  # no hard limit: the current turn is left whole
+    code, _, err = run("compact", str(path), "--budget", "2000", "--hard-limit", "4000", "-o", str(out))
+    assert code == 0, err
+    clipped = json.loads(out.read_text())[-1]["content"]
+    assert clipped.startswith("BEGIN ") and clipped.endswith(" END") and "[chainsum: clipped" in clipped
+    assert "valid for openai: True" in err
+
+
+def test_hard_limit_below_the_budget_is_a_usage_error() -> None:
+    code, _, err = run("compact", EXAMPLE, "--budget", "800", "--hard-limit", "500")
+    assert code == 2 and "--hard-limit" in err and "Traceback" not in err

@@ -62,6 +62,14 @@ def compact_cmd(
     output: OutOpt = None,
     report: Annotated[str | None, typer.Option("--report", help="Write the JSON report here.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; call no model.")] = False,
+    hard_limit: Annotated[
+        int | None,
+        typer.Option(
+            "--hard-limit",
+            help="Most tokens the model accepts (its context window): over it, auto may clip the current turn's "
+            "tool output as a last resort.",
+        ),
+    ] = None,
 ) -> None:
     """Compact the conversation to fit a token budget; output in the input's format (or the provider's)."""
     from ..strategies import compact
@@ -72,6 +80,8 @@ def compact_cmd(
         fail(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
     if budget is not None and budget <= 0:
         fail(f"--budget must be a positive number of tokens, got {budget}")
+    if hard_limit is not None and (hard_limit <= 0 or (budget is not None and hard_limit < budget)):
+        fail(f"--hard-limit must be a positive number of tokens, at least --budget, got {hard_limit}")
     with user_errors():
         conv = read_conversation(file, format)
         strat = _strategy(strategy)
@@ -106,6 +116,7 @@ def compact_cmd(
                     summarizer=summ,
                     counter=counter,
                     budget=budget,
+                    hard_limit=hard_limit,
                     provider=target,
                     dry_run=dry_run,
                     progress=progress,
