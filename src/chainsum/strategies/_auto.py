@@ -10,7 +10,10 @@ the history fits the budget.
 2. **oversized pairs**: summarize single body pairs larger than `pair_share` of the budget (the sections
    strategy's `plan_oversized_pairs`, over every section), largest savings first;
 3. **sections**: summarize whole sections before the last `keep_sections` into header + one summary (the
-   sections strategy's `plan_sections`), oldest first;
+   sections strategy's `plan_sections`), oldest first, with the oversized pairs of the kept sections in the same
+   round when the sections alone fall short. When the sections cannot reach the budget one by one (each keeps its
+   human message and pays for its own summary), everything before the kept sections becomes one ``system``-form
+   summary instead, earlier summaries folded in;
 4. **rotation**: in the last sections, the oldest body pairs become one rolling summary (the sections strategy's
    `plan_last_section_rotation`, with its byte limit derived from what is left of the budget);
 5. **last resort**: only when the history is over `PlanContext.hard_limit` (the context window: the provider would
@@ -55,7 +58,8 @@ up to 30 % of its span), while masking first then summarizing is the surer way t
 
 @dataclass(frozen=True, slots=True)
 class AutoStrategy:
-    """Mask, then oversized pairs, then sections, then last-section rotation; stop once under budget."""
+    """Mask, then oversized pairs, then sections (or the older history as one summary), then last-section rotation;
+    stop once under budget. Over the hard limit, clip the current turn's tool output as a last resort."""
 
     keep_last_turns: int = 3
     """Tool-using steps whose output is never masked (see `MaskStrategy`)."""
