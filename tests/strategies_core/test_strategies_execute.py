@@ -11,6 +11,7 @@ from chainsum.errors import SummarizerError
 from chainsum.messages import Message, Text, ToolResult
 from chainsum.strategies import (
     Mask,
+    MaskStrategy,
     Plan,
     RatioStrategy,
     Summarize,
@@ -260,3 +261,15 @@ def test_dry_run_simulates_later_rounds_without_the_summarizer() -> None:
     phases = [p.note for p in result.plans if p.steps]
     assert len(phases) >= 2 and phases[0].startswith("mask")
     assert result.summarizer_calls > 0  # the stand-in's calls: what the real run would make
+
+
+@pytest.mark.parametrize(
+    ("budget", "hard_limit", "match"),
+    [(0, None, "budget"), (-5, None, "budget"), (100, 0, "hard_limit"), (100, 50, "hard_limit"), (None, -1, "hard")],
+)
+def test_budget_and_hard_limit_are_checked(budget: int | None, hard_limit: int | None, match: str) -> None:
+    messages = agent_history(3)
+    with pytest.raises(ValueError, match=match):
+        compact_sync(
+            messages, MaskStrategy(), summarizer=None, counter=CharCounter(), budget=budget, hard_limit=hard_limit
+        )
