@@ -265,7 +265,7 @@ def test_dry_run_simulates_later_rounds_without_the_summarizer() -> None:
 
 @pytest.mark.parametrize(
     ("budget", "hard_limit", "match"),
-    [(0, None, "budget"), (-5, None, "budget"), (100, 0, "hard_limit"), (100, 50, "hard_limit"), (None, -1, "hard")],
+    [(-1, None, "budget"), (-5, None, "budget"), (100, 0, "hard_limit"), (100, 50, "hard_limit"), (None, -1, "hard")],
 )
 def test_budget_and_hard_limit_are_checked(budget: int | None, hard_limit: int | None, match: str) -> None:
     messages = agent_history(3)

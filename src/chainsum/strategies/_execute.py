@@ -421,8 +421,8 @@ async def compact(
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
-    if budget is not None and budget < 1:
-        raise ValueError(f"budget must be a positive number of tokens, got {budget}")
+    if budget is not None and budget < 0:  # 0: as small as the strategy can make it
+        raise ValueError(f"budget must be a number of tokens >= 0, got {budget}")
     if hard_limit is not None and (hard_limit < 1 or (budget is not None and hard_limit < budget)):
         raise ValueError(f"hard_limit must be a positive number of tokens, at least the budget, got {hard_limit}")
     get_profile(provider)  # an unknown provider fails before any work
