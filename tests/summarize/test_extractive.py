@@ -255,3 +255,16 @@ def test_key_identifiers_read_a_bounded_sample_of_a_long_text() -> None:
     kept = key_identifiers(text, 240)
     assert "src/start_here.py" in kept and "ERR-9999" in kept
     assert "only/in/the/middle.py" not in kept
+
+
+def test_prose_about_errors_is_not_an_error_but_error_names_and_tool_output_are() -> None:
+    messages = [
+        Message.of("user", "Invalid totals again. Can you look at the error logs?"),
+        Message.of("assistant", "I'll start by looking at the error logs and the service code."),
+        Message.of("assistant", "The logs show KeyError: 'total' at orders/service.py line 29."),
+        Message.of("assistant", "The deploy failed twice before that."),
+    ]
+    errors = ExtractiveSummarizer().extract(render(messages, "context")).sections["errors"]
+    texts = [i.text for i in errors]
+    assert not any("looking at the error logs" in t or t.startswith("Invalid totals") for t in texts)
+    assert any("KeyError" in t for t in texts) and any("failed twice" in t for t in texts)

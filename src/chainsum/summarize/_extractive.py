@@ -68,6 +68,13 @@ _ERROR = re.compile(
     r"segmentation fault|cannot|can't|unable to|invalid)\b",
     re.IGNORECASE,
 )
+_PROSE_ERROR = re.compile(
+    r"\b(?:\w+(?:Error|Exception)\b|(?i:error:|errors:|traceback|failed|failure|fatal|panic|denied|refused|"
+    r"not found|timed out|segmentation fault|crash(?:ed|es)?|(?:HTTP |status )?[45]\d\d (?:error|response)))"
+)
+"""What marks an error in what people and assistants write: tool output saying "error" usually reports one, but
+prose mostly talks about them ("I'll look at the error logs", "invalid input is rejected"), so there the bare words
+"error", "invalid", "cannot" do not count; error names, "error:", failures and status codes do."""
 _IDENTIFIERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?:https?|ftp|file|s3|gs|ws|wss)://[^\s<>\"'`)\]]{1,300}"),
     re.compile(r"\b[\w.+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,8}\b"),
@@ -269,7 +276,7 @@ def _summary_lines(out: _Collector, lines: Sequence[str], where: int) -> None:
         elif line.strip():
             section = None
             prose.append(line)
-            if _ERROR.search(line[:_WINDOW]):
+            if _PROSE_ERROR.search(line[:_WINDOW]):
                 out.add("errors", line, where + offset)
     _assistant_lines(out, prose, where)
 
@@ -353,7 +360,8 @@ class ExtractiveSummarizer:
                 out.identifiers(line, at, quotes=not code_like)
                 if line.startswith("$ "):
                     out.add("actions", line, at)
-                if _ERROR.search(line[:_WINDOW]) and not line.startswith(("[tool call: ", "[tool result")):
+                cue = _ERROR if block.role == "tool" else _PROSE_ERROR
+                if cue.search(line[:_WINDOW]) and not line.startswith(("[tool call: ", "[tool result")):
                     out.add("errors", line, at)
             if block.role == "user" or block.section == "context":
                 out.add("requests", _head(lines), where)
