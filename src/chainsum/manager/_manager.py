@@ -371,7 +371,8 @@ class ContextManager:
 
     async def _passes(self, source: list[Message]) -> list[_Pass]:
         """The depth strategy: one pass, a second when still over the trigger and the depth guard allows it, and
-        when it does not, one retry of the last pass with a smaller verbatim tail."""
+        when it does not, one retry of the last pass with a smaller verbatim tail; the smaller tail also when a
+        first pass finds nothing outside the tail while the history is over the window."""
         cfg = self.config
         budget = int(cfg.reset_token_ratio * self.window)
         passes: list[_Pass] = []

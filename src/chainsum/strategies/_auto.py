@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from ..chain import Chain, safe_cuts
 from ..messages import Message
-from ._execute import is_summary_system
+from ._execute import summarizable_history
 from ._mask import current_turn_start, plan_current_turn_clips, plan_masks
 from ._plan import Plan, PlanContext, Step, Summarize
 from ._sections import SectionsConfig, plan_last_section_rotation, plan_oversized_pairs, plan_sections
@@ -160,8 +160,11 @@ class AutoStrategy:
 
     def _estimate(self, messages: Sequence[Message], ctx: PlanContext, plan: Plan) -> int:
         """Tokens a plan of summaries is expected to save (each summary costing `_saving`'s assumption)."""
-        spans = [s for s in plan.steps if isinstance(s, Summarize)]
-        return sum(_saving(ctx.counter.count_messages(messages[s.start : s.end]), self.summary_tokens) for s in spans)
+        return sum(self._span_saving(messages, ctx, s) for s in plan.steps if isinstance(s, Summarize))
+
+    def _span_saving(self, messages: Sequence[Message], ctx: PlanContext, step: Summarize) -> int:
+        """What summarizing `step`'s span is expected to save (see `_saving`)."""
+        return _saving(ctx.counter.count_messages(messages[step.start : step.end]), self.summary_tokens)
 
     def _summaries(
         self, messages: Sequence[Message], ctx: PlanContext, tokens: int, budget: int, need: int, protected: int
@@ -181,10 +184,8 @@ class AutoStrategy:
             return max(_MIN_BYTES, int(n_tokens * bytes_per_token))
 
         def scored(steps: Sequence[Summarize], *, largest_first: bool) -> list[tuple[int, Summarize]]:
-            out = [
-                (_saving(ctx.counter.count_messages(messages[s.start : s.end]), self.summary_tokens), s) for s in steps
-            ]
-            out = [(saving, s) for saving, s in out if saving > 0 and s.end <= protected]
+            out = [(self._span_saving(messages, ctx, s), s) for s in steps if s.end <= protected]
+            out = [(saving, s) for saving, s in out if saving > 0]
             if largest_first:
                 out.sort(key=lambda x: (-x[0], x[1].start))
             return out
@@ -222,7 +223,7 @@ class AutoStrategy:
         last_start = sum(s.count for s in chain.sections[: len(chain.sections) - n_last])
         sections, saved = take(scored(plan_sections(messages, chain, oversized), largest_first=False))
         merged = _merge_span(messages, min(last_start, protected))
-        merged_saving = sum(v for v, _ in scored([merged], largest_first=False)) if merged is not None else 0
+        merged_saving = 0 if merged is None else self._span_saving(messages, ctx, merged)
         if merged is not None and saved < need and merged_saving > saved:
             # Section by section is not enough: each keeps its human message and pays for its own summary. All
             # the history before the kept sections becomes one summary instead (earlier summaries folded in).
@@ -261,13 +262,8 @@ def _merge_span(messages: Sequence[Message], end: int) -> Summarize | None:
     """One ``system``-form summary of everything from after the leading system prompt up to `end` (the start of
     the kept sections, or the current turn), stopping before any user system message and at a safe cut; None when
     that leaves less than two messages, or only an earlier summary, to summarize."""
-    start = 0
-    while start < len(messages) and messages[start].role == "system" and not is_summary_system(messages[start]):
-        start += 1
-    for i in range(start, end):
-        if messages[i].role == "system" and not is_summary_system(messages[i]):
-            end = i
-            break
+    start, end_limit = summarizable_history(messages)
+    end = min(end, end_limit)
     cuts = safe_cuts(messages)
     while end > start and not cuts[end]:
         end -= 1

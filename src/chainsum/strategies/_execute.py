@@ -48,6 +48,7 @@ __all__ = [
     "compact_sync",
     "is_summary_system",
     "message_depth",
+    "summarizable_history",
     "summary_messages",
 ]
 
@@ -83,6 +84,19 @@ def is_summary_system(message: Message) -> bool:
     """True for a system message chainsum wrote as a ``system``-form summary (not the user's system prompt):
     strategies may summarize it again, where a user's system message is never touched."""
     return message.role == "system" and _first_text(message).startswith(_SYSTEM_SUMMARY_TAG)
+
+
+def summarizable_history(messages: Sequence[Message]) -> tuple[int, int]:
+    """(start, end): the span a ``system``-form summary may replace, from after the leading system prompt (the
+    user's system messages; chainsum's own summaries are not skipped, so they get folded in) up to the next user
+    system message, which no summary may swallow."""
+    start = 0
+    while start < len(messages) and messages[start].role == "system" and not is_summary_system(messages[start]):
+        start += 1
+    end = start
+    while end < len(messages) and (messages[end].role != "system" or is_summary_system(messages[end])):
+        end += 1
+    return start, end
 
 
 def message_depth(message: Message) -> int:

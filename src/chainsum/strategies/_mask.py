@@ -88,15 +88,16 @@ def _placeholder_head(result: ToolResult, call: ToolCall | None) -> str:
     return f"{MASK_PREFIX}: tool={name} args={args_digest(call)} original={result_bytes(result)} bytes"
 
 
+def _mentions_room(result: ToolResult) -> int:
+    """Characters a placeholder may spend on the identifiers of `result` (see `_KEEP_CHARS`, `_KEEP_SHARE`)."""
+    return min(_KEEP_CHARS, int(result_bytes(result) * _KEEP_SHARE))
+
+
 def _placeholder_bound(result: ToolResult, call: ToolCall | None) -> str:
     """A stand-in at least as long as the placeholder `masked_text` will write, without reading the output for
     its identifiers: planning compares sizes for every old result, and only the ones masked need the real text."""
-    room = min(_KEEP_CHARS, int(result_bytes(result) * _KEEP_SHARE))
-    return (
-        f"{_placeholder_head(result, call)}; mentions: {'x/' * (room // 2)}]"
-        if room
-        else f"{_placeholder_head(result, call)}]"
-    )
+    head, room = _placeholder_head(result, call), _mentions_room(result)
+    return f"{head}; mentions: {'x/' * (room // 2)}]" if room else f"{head}]"
 
 
 def masked_text(result: ToolResult, call: ToolCall | None) -> str:
@@ -108,7 +109,7 @@ def masked_text(result: ToolResult, call: ToolCall | None) -> str:
     `_KEEP_CHARS` and by `_KEEP_SHARE` of the original, so a placeholder always saves most of what it replaces.
     """
     head = _placeholder_head(result, call)
-    kept = key_identifiers(_result_text(result), min(_KEEP_CHARS, int(result_bytes(result) * _KEEP_SHARE)))
+    kept = key_identifiers(_result_text(result), _mentions_room(result))
     return f"{head}; mentions: {', '.join(kept)}]" if kept else f"{head}]"
 
 
@@ -250,7 +251,7 @@ def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, ne
                 text = _result_text(part)
                 if len(text) > min_keep and CLIP_MARKER not in text:
                     found.append((counter.count_text(text), i, pi, text))
-    out: list[Step] = []
+    out: list[Clip] = []
     left = need
     for tokens, i, pi, text in sorted(found, key=lambda f: (-f[0], f[1], f[2])):
         if left <= 0:
@@ -263,7 +264,8 @@ def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, ne
         reason = f"current-turn tool output of {len(text)} characters over the hard limit; keeping {keep}"
         out.append(Clip(index=i, part=pi, head=head, tail=keep - head, reason=reason))
         left -= tokens * (len(text) - keep) // len(text)
-    return sorted(out, key=lambda c: (c.index, c.part) if isinstance(c, Clip) else (0, 0))
+    out.sort(key=lambda c: (c.index, c.part))
+    return [*out]
 
 
 @dataclass(frozen=True, slots=True)

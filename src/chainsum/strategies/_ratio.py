@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..chain import safe_cuts
 from ..messages import Message
-from ._execute import is_summary_system
+from ._execute import is_summary_system, summarizable_history
 from ._mask import current_turn_start
 from ._plan import Plan, PlanContext, Summarize
 
@@ -53,15 +53,8 @@ class RatioStrategy:
             tokens = ctx.counter.count_messages(messages)
             if tokens <= ctx.budget:
                 return Plan(note=f"fits the budget ({tokens} <= {ctx.budget} tokens): nothing to do")
-        start = 0
-        while start < len(messages) and messages[start].role == "system" and not is_summary_system(messages[start]):
-            start += 1
         # the span may run over earlier chainsum summaries and non-system messages, up to the next user system
-        end_limit = start
-        while end_limit < len(messages) and (
-            messages[end_limit].role != "system" or is_summary_system(messages[end_limit])
-        ):
-            end_limit += 1
+        start, end_limit = summarizable_history(messages)
         non_system = sum(1 for m in messages if m.role != "system")
         count = max(1, int(non_system * self.summary_ratio))
         cap = min(end_limit, len(messages) - self.preserve_recent, current_turn_start(messages))
