@@ -80,17 +80,22 @@ def test_a_fresh_database_gets_the_current_schema_and_version(store: Store, back
     assert_data_intact(store)
 
 
-def test_a_database_at_the_current_version_opens_as_is(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = backend.open()
-    write_some(first)
-    first.close()
+def watch_step_1(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Replace migration step 1 by one that only records that it ran; returns that record (empty if it did not)."""
     ran: list[int] = []
-    # Step 1 replaced by one that would show it ran: a database already at version 1 must not run it again.
     monkeypatch.setattr(
         store_class(backend),
         "_migrations",
         (Migration(version=1, name="must not run", apply=lambda tx: ran.append(1)),),
     )
+    return ran
+
+
+def test_a_database_at_the_current_version_opens_as_is(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = backend.open()
+    write_some(first)
+    first.close()
+    ran = watch_step_1(backend, monkeypatch)  # a database already at version 1 must not run it again
     again = backend.open()
     try:
         assert ran == []
@@ -113,12 +118,7 @@ def create_unversioned(backend: Backend) -> None:
 
 def test_a_database_from_before_versions_is_version_1(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> None:
     create_unversioned(backend)
-    ran: list[int] = []
-    monkeypatch.setattr(
-        store_class(backend),
-        "_migrations",
-        (Migration(version=1, name="must not run", apply=lambda tx: ran.append(1)),),
-    )
+    ran = watch_step_1(backend, monkeypatch)
     store = backend.open()
     try:
         assert ran == []  # its tables are version 1's: nothing to create
