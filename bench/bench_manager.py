@@ -25,8 +25,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainsum import formats
 from chainsum.manager._archive import MemoryArchive
+
+from chainsum import formats
 from chainsum.manager._config import ManagerConfig
 from chainsum.manager._manager import ContextManager
 from chainsum.manager._replay import CountingSummarizer, replay_sync

@@ -8,11 +8,12 @@ need; each layer's package has the rest.
 
 from .chain import BodyPair, Chain, Header, PairKind, Section
 from .errors import ChainError, ChainsumError, FormatError
-from .formats import Conversation, Dropped, detect, dump, load
+from .executor import CompactResult, compact, compact_sync
+from .formats import Conversation, Dropped, detect_format, dump, load
 from .manager import ContextManager, ManagerConfig, Prepared
 from .messages import File, Image, Message, Opaque, Reasoning, Text, ToolCall, ToolResult
 from .rules import Problem, repair, validate
-from .strategies import AutoStrategy, CompactResult, compact, compact_sync
+from .strategies import AutoStrategy
 from .summarize import ExtractiveSummarizer
 from .tokens import HeuristicCounter
 
@@ -45,7 +46,7 @@ __all__ = [
     "ToolResult",
     "compact",
     "compact_sync",
-    "detect",
+    "detect_format",
     "dump",
     "load",
     "repair",

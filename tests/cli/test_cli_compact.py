@@ -20,6 +20,12 @@ EXAMPLE = str(ROOT / "examples" / "support-session.json")
 REPORT_KEYS = {
     "tokens_before",
     "tokens_after",
+    "budget",
+    "fits",
+    "provider",
+    "problems",
+    "errors",
+    "changes",
     "messages_before",
     "messages_after",
     "messages_summarized",
@@ -43,9 +49,12 @@ def test_every_strategy_shrinks_the_example_and_stays_valid(tmp_path: Path, stra
     code, _, err = run(
         "compact", EXAMPLE, "--budget", "900", "--strategy", strategy, "-o", str(out), "--report", str(report)
     )
-    assert code == 0, err
     data = json.loads(report.read_text())
-    assert set(data) >= REPORT_KEYS
+    assert code == (0 if data["fits"] else 1), err  # a strategy that cannot reach the budget says so and exits 1
+    assert data["fits"] or "the budget was not reached" in err
+    if strategy == "auto":
+        assert data["fits"] and data["tokens_after"] >= 0.8 * 900  # lands just under the budget
+    assert set(data) == REPORT_KEYS
     assert data["strategy"] == strategy and data["valid"] is True
     assert data["tokens_after"] < data["tokens_before"]
     conv = load(json.loads(out.read_text()))
@@ -79,8 +88,20 @@ def test_dry_run_prints_the_plan_and_calls_no_model(tmp_path: Path) -> None:
         )
         requests = list(server.requests)
     assert code == 0, err
-    assert "round 1" in out and "mask message 3" in out
+    assert "round 1" in out and "summarize messages 1.." in out
     assert requests == []
+
+
+def test_dry_run_with_the_extractive_summarizer_is_exactly_the_run(tmp_path: Path) -> None:
+    planned, done = tmp_path / "plan.json", tmp_path / "done.json"
+    for budget in ("500", "800", "1200"):
+        code, _, err = run("compact", EXAMPLE, "--budget", budget, "--dry-run", "--report", str(planned))
+        assert code == 0, err
+        code, _, err = run("compact", EXAMPLE, "--budget", budget, "--report", str(done), "-o", str(tmp_path / "o"))
+        assert code == 0, err
+        a, b = json.loads(planned.read_text()), json.loads(done.read_text())
+        for key in ("tokens_after", "messages_after", "summarizer_calls", "messages_summarized"):
+            assert a[key] == b[key], (budget, key)
 
 
 def test_openai_compatible_endpoint_on_loopback(tmp_path: Path) -> None:
@@ -103,7 +124,8 @@ def test_openai_compatible_endpoint_on_loopback(tmp_path: Path) -> None:
             str(report),
         )
         requests = list(server.requests)
-    assert code == 0, err
+    data = json.loads(report.read_text())
+    assert code == (0 if data["fits"] else 1), err
     assert requests and all(r.json["model"] == "gpt-x" for r in requests)
     assert json.loads(report.read_text())["summarizer_calls"] == len(requests)
     assert "orders/service.py (KeyError 'total')" in out.read_text()
@@ -126,8 +148,8 @@ def test_failing_endpoint_keeps_the_originals(tmp_path: Path) -> None:
             "-o",
             str(out),
         )
-    assert code == 0
-    assert "summarizer error" in err
+    assert code == 1  # the output is written, and the failure is said, once, with a non-zero exit
+    assert err.count("summarizer failed") == 1 and "HTTP 500" in err
     assert json.loads(out.read_text()) == json.loads(Path(EXAMPLE).read_text())  # fails open: nothing lost
 
 
@@ -135,8 +157,10 @@ def test_failing_endpoint_keeps_the_originals(tmp_path: Path) -> None:
     ("args", "needle"),
     [
         (["--strategy", "magic"], "unknown strategy"),
-        (["--summarizer", "gpt"], "extractive"),
-        (["--budget", "0"], "--budget"),
+        (["--summarizer", "foo:bar"], "--summarizer"),
+        (["--budget", "-5"], "--budget"),
+        (["--budget", "abc"], "--budget"),
+        (["--budget", "12.5"], "--budget"),
         (["--provider", "mistral"], "unknown provider"),
     ],
 )
@@ -165,7 +189,7 @@ def test_hard_limit_clips_a_current_tool_output_larger_than_the_window(tmp_path:
     path, out = tmp_path / "big.json", tmp_path / "out.json"
     path.write_text(json.dumps(doc))
     code, _, err = run("compact", str(path), "--budget", "2000", "-o", str(out))
-    assert code == 0, err
+    assert code == 1 and "the budget was not reached" in err  # said, and exit 1
     assert json.loads(out.read_text())[-1] == doc[-1]  # no hard limit: the current turn is left whole
     code, _, err = run("compact", str(path), "--budget", "2000", "--hard-limit", "4000", "-o", str(out))
     assert code == 0, err

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, anthropic, detect
+from chainsum.formats import Dropped, anthropic, detect_format
 from chainsum.messages import (
     File,
     Image,
@@ -26,7 +26,7 @@ from chainsum.messages import (
     messages_to_list,
 )
 from formats.formats_support import FIXTURES_ROOT, read_json
-from strategies import histories, well_formed_histories
+from generators import histories, well_formed_histories
 
 FIXTURES = FIXTURES_ROOT / "anthropic"
 GOLDEN = ["request", "blocks"]
@@ -83,7 +83,7 @@ def test_request_envelope_keeps_everything_but_the_messages() -> None:
 def test_golden_fixtures_are_detected(name: str) -> None:
     doc = _json(f"{name}.json")
     assert anthropic.sniff(doc) == 2
-    assert detect(doc) == "anthropic"
+    assert detect_format(doc) == "anthropic"
 
 
 # ------------------------------------------------------------------------------------------- sniff

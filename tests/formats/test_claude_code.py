@@ -477,4 +477,4 @@ def test_corpus_round_trips_through_anthropic() -> None:
 
 def test_corpus_is_detected() -> None:
     for doc in _require_corpus():
-        assert chainsum.formats.detect(doc.data) == "claude-code", doc.label
+        assert chainsum.formats.detect_format(doc.data) == "claude-code", doc.label

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chainsum.formats import DUMPABLE, Dropped, detect, dump, load
+from chainsum.formats import DUMPABLE, Dropped, detect_format, dump, load
 from chainsum.messages import Message, Text, ToolCall
 from chainsum.testing import CorpusDocument, corpora_root, iter_documents
 
@@ -26,7 +26,7 @@ def test_corpora_are_all_there() -> None:
 
 @pytest.mark.parametrize("doc", DOCS, ids=[d.label for d in DOCS])
 def test_detect_load_and_round_trip(doc: CorpusDocument) -> None:
-    assert detect(doc.data) == doc.format
+    assert detect_format(doc.data) == doc.format
     conv = load(doc.data)
     assert conv.format == doc.format and conv.messages
     if doc.format in DUMPABLE:

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, _gemini_parts, detect, gemini
+from chainsum.formats import Dropped, _gemini_parts, detect_format, gemini
 from chainsum.messages import (
     File,
     Image,
@@ -34,7 +34,7 @@ from formats.formats_support import (
     read_json,
     wire_cases,
 )
-from strategies import histories
+from generators import histories
 
 FIXTURES = FIXTURES_ROOT / "gemini"
 NAMES = case_ids(wire_cases(FIXTURES))
@@ -80,7 +80,7 @@ def test_canonical_json_form_is_lossless(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_detected_as_gemini(name: str) -> None:
-    assert detect(_fixture(name, "wire")) == "gemini"
+    assert detect_format(_fixture(name, "wire")) == "gemini"
 
 
 @pytest.mark.parametrize(

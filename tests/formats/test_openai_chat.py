@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, detect, openai_chat, openai_responses
+from chainsum.formats import Dropped, detect_format, openai_chat, openai_responses
 from chainsum.messages import (
     File,
     Image,
@@ -71,7 +71,7 @@ def test_fixture_round_trips_through_chainsum_json(path: Path) -> None:
 @pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
 def test_fixture_is_detected_as_openai(path: Path) -> None:
     assert openai_chat.sniff(read_json(path)) == 2
-    assert detect(read_json(path)) == "openai"
+    assert detect_format(read_json(path)) == "openai"
 
 
 def test_data_url_becomes_bytes_only_when_it_rebuilds_exactly() -> None:
@@ -120,7 +120,7 @@ def test_every_corpus_document_round_trips_exactly() -> None:
 
 
 def test_every_corpus_document_is_detected_as_openai() -> None:
-    assert {doc.label: detect(doc.data) for doc in _corpus()} == {doc.label: "openai" for doc in _corpus()}
+    assert {doc.label: detect_format(doc.data) for doc in _corpus()} == {doc.label: "openai" for doc in _corpus()}
 
 
 def test_reused_tool_call_ids_are_kept_as_read() -> None:

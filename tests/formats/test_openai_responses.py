@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, detect, openai_chat, openai_responses
+from chainsum.formats import Dropped, detect_format, openai_chat, openai_responses
 from chainsum.messages import (
     Message,
     Opaque,
@@ -68,7 +68,7 @@ def test_fixture_round_trips_through_chainsum_json(path: Path) -> None:
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_is_detected(path: Path) -> None:
     assert openai_responses.sniff(read_json(path)) == 2
-    assert detect(read_json(path)) == "openai-responses"
+    assert detect_format(read_json(path)) == "openai-responses"
 
 
 def test_output_items_of_one_turn_become_one_assistant_message() -> None:

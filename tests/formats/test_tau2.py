@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, detect, openai_chat, tau2
+from chainsum.formats import Dropped, detect_format, openai_chat, tau2
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult, messages_from_list, messages_to_list
 from chainsum.testing.corpora import corpora_root, iter_documents
 from formats.formats_support import (
@@ -54,7 +54,7 @@ def test_fixture_round_trips_exactly(path: Path) -> None:
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_fixture_is_detected(path: Path) -> None:
     assert tau2.sniff(read_json(path)) == 2
-    assert detect(read_json(path)) == "tau2"
+    assert detect_format(read_json(path)) == "tau2"
 
 
 def test_arguments_become_compact_json_text_and_come_back_as_the_same_object() -> None:
@@ -103,7 +103,7 @@ def test_whole_simulation_objects_round_trip_with_their_envelope() -> None:
 
 
 def test_every_corpus_simulation_is_detected_as_tau2() -> None:
-    assert {detect(d.data) for d in _corpus()} == {"tau2"}
+    assert {detect_format(d.data) for d in _corpus()} == {"tau2"}
 
 
 def test_user_tool_calls_stay_on_the_user_message() -> None:

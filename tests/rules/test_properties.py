@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from chainsum.chain import Chain
 from chainsum.messages import Message, Text, ToolCall
 from chainsum.rules import PROVIDERS, RULES, repair, validate
-from strategies import histories, well_formed_histories
+from generators import histories, well_formed_histories
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

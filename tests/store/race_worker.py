@@ -6,8 +6,8 @@ import os
 import time
 from typing import Any
 
-from chainsum.manager._records import SummaryRecord, sha256_all
 from chainsum.messages import Message
+from chainsum.store import SummaryRecord, sha256_all
 from store.store_support import open_store
 
 

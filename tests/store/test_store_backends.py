@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 
 from chainsum.errors import ChainsumError
-from chainsum.manager._records import SummaryRecord, canonical_json, sha256_all
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult
 from chainsum.store import (
     ArchiveConflictError,
     ArchiveIntegrityError,
     Store,
     StoredState,
+    SummaryRecord,
     UnknownSummaryError,
+    canonical_json,
+    sha256_all,
 )
 from store.store_support import Backend
 

@@ -15,9 +15,8 @@ from contextlib import ExitStack, contextmanager
 import psycopg
 import pytest
 
-from chainsum.manager._records import SummaryRecord, sha256_all
 from chainsum.messages import Message
-from chainsum.store import PostgresStore, StoreConnectionError, StoredState
+from chainsum.store import PostgresStore, StoreConnectionError, StoredState, SummaryRecord, sha256_all
 from chainsum.store._base import ConnectionLost, Tx
 from store.store_support import POSTGRES_URL, Backend
 

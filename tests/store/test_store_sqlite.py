@@ -51,11 +51,3 @@ def test_postgres_store_without_psycopg_says_how_to_install(monkeypatch: pytest.
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(MissingDependencyError, match=r'pip install "chainsum\[postgres\]"'):
         chainsum.store.PostgresStore("postgresql://127.0.0.1:1/none")
-
-
-def test_public_names_are_sorted_and_resolve() -> None:
-    assert chainsum.store.__all__ == sorted(chainsum.store.__all__)
-    for name in chainsum.store.__all__:
-        assert getattr(chainsum.store, name) is not None
-    with pytest.raises(AttributeError):
-        _ = chainsum.store.NoSuchThing  # type: ignore[attr-defined]

@@ -19,7 +19,7 @@ from chainsum.summarize import (
 )
 from chainsum.summarize import render_transcript as render
 from chainsum.testing import corpora_root, iter_documents
-from strategies import histories
+from generators import histories
 
 SESSION = [
     Message.of(
@@ -68,16 +68,16 @@ def test_keeps_requests_decisions_actions_errors_and_identifiers() -> None:
     got = sections(summary)
     assert list(got) == [
         "User requests:",
-        "Decisions and conclusions:",
+        "Assistant decisions and conclusions:",
         "Actions taken:",
         "Errors:",
         "Identifiers:",
     ]
     assert got["User requests:"][0].startswith("Please fix the failing test in src/chainsum/chain/_build.py")
-    assert "I decided to use bisect instead of a linear scan." in got["Decisions and conclusions:"]
-    assert "The root cause is an off-by-one in build_tree." in got["Decisions and conclusions:"]
+    assert "I decided to use bisect instead of a linear scan." in got["Assistant decisions and conclusions:"]
+    assert "The root cause is an off-by-one in build_tree." in got["Assistant decisions and conclusions:"]
     assert got["Actions taken:"] == ['bash id=call_abc123 {"cmd": "uv run pytest tests/chain -x"}']
-    assert any(e.startswith("FAILED tests/chain/test_build.py::test_x") for e in got["Errors:"])
+    assert any(e.startswith("(tool) FAILED tests/chain/test_build.py::test_x") for e in got["Errors:"])  # attributed
     identifiers = set(got["Identifiers:"])
     for expected in (
         "src/chainsum/chain/_build.py",
@@ -116,7 +116,7 @@ def test_budget_is_respected_and_prefers_repeated_then_recent() -> None:
     assert identifiers[0] == "src/pkg/file_7.py"  # seen twice: first
     assert "src/pkg/file_399.py" in identifiers and "src/pkg/file_0.py" not in identifiers
     assert "more items left out for length" in summary
-    decisions = sections(summary)["Decisions and conclusions:"]
+    decisions = sections(summary)["Assistant decisions and conclusions:"]
     assert decisions[-1] == "We decided that src/pkg/file_7.py stays."
 
 

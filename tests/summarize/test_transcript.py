@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from chainsum.messages import File, Image, Message, Opaque, Reasoning, Text, ToolCall, ToolResult
 from chainsum.summarize import TRANSCRIPT_INSTRUCTIONS, parse_transcript, render_consolidation, render_transcript
 from chainsum.summarize._transcript import render_body
-from strategies import histories
+from generators import histories
 
 USER = Message.of("user", "Please fix src/app.py")
 ASSISTANT = Message(

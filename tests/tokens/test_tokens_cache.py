@@ -10,7 +10,7 @@ from chainsum.messages import Message
 from chainsum.testing import generate_large_chain
 from chainsum.tokens import HeuristicCounter
 from chainsum.tokens._cache import IdentityCache, LRUCache
-from strategies import well_formed_histories
+from generators import well_formed_histories
 
 
 class CountingCounter(HeuristicCounter):

@@ -12,7 +12,7 @@ from chainsum.messages import File, Image, Message, Opaque, Reasoning, Text, Too
 from chainsum.tokens import Coefficients, HeuristicCounter, TokenCounter
 from chainsum.tokens._structure import MESSAGE_OVERHEAD, REPLY_PRIMING, TOOL_CALL_OVERHEAD, TOOL_RESULT_OVERHEAD
 from chainsum.tokens._text import FEATURE_NAMES, estimate_text, text_features
-from strategies import histories
+from generators import histories
 
 
 def features(text: str) -> dict[str, int]:

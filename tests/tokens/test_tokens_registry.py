@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import chainsum.tokens as tokens
 from chainsum.errors import ChainsumError
 from chainsum.tokens import CalibratedCounter, HeuristicCounter, TiktokenCounter, TokenCounter, get_counter
-
-
-def test_exports_are_sorted_and_importable() -> None:
-    assert tokens.__all__ == sorted(tokens.__all__)
-    assert "TokenCounter" in tokens.__all__
-    for name in tokens.__all__:
-        assert hasattr(tokens, name)
 
 
 def test_heuristic_by_name() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..messages import Message
 
-__all__ = ["safe_cuts", "turn_starts"]
+__all__ = ["current_turn_start", "safe_cuts", "turn_starts"]
 
 
 def safe_cuts(messages: Sequence[Message]) -> list[bool]:
@@ -36,3 +36,13 @@ def turn_starts(messages: Sequence[Message]) -> list[int]:
     block), where a kept history reads naturally."""
     cuts = safe_cuts(messages)
     return [i for i, m in enumerate(messages) if m.role == "user" and cuts[i]]
+
+
+def current_turn_start(messages: Sequence[Message]) -> int:
+    """Index where the current turn starts: the last assistant message (the last body pair, whose calls may be
+    pending or signed), or the end when there is none. Nothing from here on is ever masked, clipped or summarized
+    by chainsum's own strategies (except the over-the-window last resort that clips its tool output)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "assistant":
+            return i
+    return len(messages)

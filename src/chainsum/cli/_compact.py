@@ -1,58 +1,58 @@
-"""``chainsum compact``: shrink a conversation to a token budget with a strategy and a summarizer."""
+"""``chainsum compact``: shrink a conversation to a token budget with a strategy and a summarizer.
+
+Thin: the configuration (``SUMMARIZATION_*`` and ``.env``), the strategy table, the budget rules and the target
+provider and output format all come from the library, so the command behaves as the Python API does. Exit 0 when the
+result fits the budget, is valid for the provider and no summarizer failed; exit 1 otherwise, each shortfall named
+on standard error and in the report.
+"""
 
 from __future__ import annotations
 
-import asyncio
-from typing import Annotated, Any
+import sys
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..formats import DUMPABLE, Conversation, Dropped, dump
+from ..formats import Conversation, Dropped, dump, output_target
 from ..rules import PROVIDERS
-from ._io import console, fail, read_conversation, user_errors, write_json
-from ._options import BaseUrlOpt, FileArg, FormatOpt, OutOpt, SummarizerOpt
+from ._io import EXIT_PROBLEMS, console, fail, read_conversation, user_errors, write_json
+from ._options import BaseUrlOpt, FileArg, FormatOpt, OutOpt, StrategyOpt, SummarizerOpt, config_from_env, tokens
 
-__all__ = ["STRATEGIES", "compact_cmd"]
+if TYPE_CHECKING:
+    from ..summarize import SummarizerLike
 
-STRATEGIES = ("auto", "sections", "safe-split", "ratio", "mask")
-
-
-def _strategy(name: str) -> Any:
-    from .. import strategies as s
-
-    match name:
-        case "auto":
-            return s.AutoStrategy()
-        case "sections":
-            return s.SectionsStrategy()
-        case "safe-split":
-            return s.SafeSplitStrategy()
-        case "ratio":
-            return s.RatioStrategy()
-        case "mask":
-            return s.MaskStrategy()
-        case _:
-            fail(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+__all__ = ["compact_cmd"]
 
 
 def _print_plans(result: Any) -> None:
     out = console()
-    if not result.plans:
+    if not any(p.steps for p in result.plans):
         out.print("nothing to do: the conversation already fits")
     for r, plan in enumerate(result.plans):
+        if not plan.steps:
+            continue
         out.print(f"[bold]round {r + 1}[/]" + (f" — {plan.note}" if plan.note else ""))
         for step in plan.steps:
-            where = f"messages {step.start}..{step.end - 1}" if step.kind == "summarize" else f"message {step.index}"
+            where = (
+                f"messages {step.start}..{step.end - 1}"
+                if step.kind in ("summarize", "evict")
+                else f"message {step.index}"
+            )
             out.print(f"  [magenta]{step.kind}[/] {where}: {step.reason}")
-    out.print(f"estimated tokens: {result.tokens_before} -> {result.tokens_after}")
+    out.print(
+        f"expected: tokens {result.tokens_before} -> {result.tokens_after}, {result.summarizer_calls} summarizer "
+        "call(s)"
+    )
 
 
 def compact_cmd(
     file: FileArg,
-    budget: Annotated[int | None, typer.Option("--budget", help="Target size in tokens.")] = None,
-    strategy: Annotated[str, typer.Option("--strategy", help=f"One of {', '.join(STRATEGIES)}.")] = "auto",
-    summarizer: SummarizerOpt = "extractive",
+    budget: Annotated[
+        str | None, typer.Option("--budget", help="Target size in tokens (0: as small as can be).")
+    ] = None,
+    strategy: StrategyOpt = None,
+    summarizer: SummarizerOpt = None,
     base_url: BaseUrlOpt = None,
     provider: Annotated[
         str | None,
@@ -63,79 +63,97 @@ def compact_cmd(
     report: Annotated[str | None, typer.Option("--report", help="Write the JSON report here.")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; call no model.")] = False,
     hard_limit: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--hard-limit",
             help="Most tokens the model accepts (its context window): over it, auto may clip the current turn's "
-            "tool output as a last resort.",
+            "tool output or move old messages to the archive as a last resort.",
         ),
     ] = None,
 ) -> None:
     """Compact the conversation to fit a token budget; output in the input's format (or the provider's)."""
-    from ..strategies import compact
-    from ..summarize.llm import make_summarizer
+    from ..executor import compact_sync
+    from ..manager import summarizers_from_config
+    from ..strategies import StrategyOptions, strategy_named
     from ..tokens import get_counter
 
     if provider is not None and provider not in PROVIDERS:
         fail(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
-    if budget is not None and budget <= 0:
-        fail(f"--budget must be a positive number of tokens, got {budget}")
-    if hard_limit is not None and (hard_limit <= 0 or (budget is not None and hard_limit < budget)):
-        fail(f"--hard-limit must be a positive number of tokens, at least --budget, got {hard_limit}")
+    wanted = tokens(budget, "--budget")
+    limit = tokens(hard_limit, "--hard-limit")
+    if limit is not None and (limit < 1 or (wanted is not None and limit < wanted)):
+        fail(f"--hard-limit must be a positive number of tokens, at least --budget, got {limit}")
+    config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
     with user_errors():
         conv = read_conversation(file, format)
-        strat = _strategy(strategy)
+        strat = strategy_named(config.strategy, StrategyOptions(summary_ratio=config.summary_ratio))
         try:
-            summ = make_summarizer(summarizer, base_url=base_url)
+            summ = cast("SummarizerLike", summarizers_from_config(config)[0])
         except ValueError as exc:
-            fail(str(exc))
-        if summarizer.strip().lower().startswith("litellm:"):
+            fail(f"--summarizer {summarizer!r}: {exc}" if summarizer is not None else str(exc))
+        if config.model_id is not None and config.model_id.strip().lower().startswith("litellm:"):
             import litellm  # pyright: ignore[reportMissingTypeStubs]
 
             litellm.suppress_debug_info = True  # its error banners go to stdout, which carries our output
-        target = provider or ("openai" if conv.format not in PROVIDERS else conv.format)
-        counter = get_counter("heuristic")
+        target, out_format = output_target(conv.format, provider)
+        err = console(stderr=True)
         with Progress(
-            TextColumn("summarizing"),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            TextColumn("summarizer calls"),
             TimeElapsedColumn(),
-            console=console(stderr=True),
+            console=err,
             transient=True,
-            disable=dry_run,
+            disable=dry_run or not err.is_terminal,
         ) as bar:
-            task = bar.add_task("summarize", total=None)
+            task = bar.add_task("planning", total=None)
 
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
+            def progress(done: int, total: int, phase: str) -> None:
+                bar.update(task, completed=done, total=max(total, 1), description=phase[:48] or "summarizing")
 
-            result = asyncio.run(
-                compact(
-                    conv.messages,
-                    strat,
-                    summarizer=summ,
-                    counter=counter,
-                    budget=budget,
-                    hard_limit=hard_limit,
-                    provider=target,
-                    dry_run=dry_run,
-                    progress=progress,
-                )
+            result = compact_sync(
+                conv.messages,
+                strat,
+                summarizer=summ,
+                counter=get_counter("heuristic"),
+                budget=wanted,
+                hard_limit=limit,
+                provider=target,
+                max_depth=config.max_summary_chain_depth,
+                summary_role="system" if config.summary_role == "system" else "user",
+                max_summarizer_input_tokens=config.summarizer_input_cap_tokens,
+                dry_run=dry_run,
+                progress=progress,
             )
         if report is not None:
             write_json(result.report(), report)
         if dry_run:
             _print_plans(result)
             return
-        for e in result.errors:
-            console(stderr=True).print(f"[yellow]summarizer error[/] {e} (originals kept)")
-        out_format = provider or (conv.format if conv.format in DUMPABLE else "anthropic")
         dropped: list[Dropped] = []
         doc = dump(Conversation(tuple(result.messages), conv.format, conv.envelope), to=out_format, dropped=dropped)
+    for change in result.changes:
+        err.print(f"[yellow]changed[/] {change}")
     for d in dropped:
-        console(stderr=True).print(f"[yellow]dropped[/] {d}")
-    console(stderr=True).print(
-        f"tokens {result.tokens_before} -> {result.tokens_after}, messages {result.messages_before} -> "
-        f"{result.messages_after}, {result.summarizer_calls} summarizer calls, valid for {target}: {result.valid}"
+        err.print(f"[yellow]dropped[/] {d}")
+    err.print(
+        f"tokens {result.tokens_before} -> {result.tokens_after}"
+        + (f" (budget {result.budget})" if result.budget is not None else "")
+        + f", messages {result.messages_before} -> {result.messages_after}, {result.summarizer_calls} summarizer "
+        f"call(s), valid for {target}: {result.valid}"
     )
     write_json(doc, output)
+    problems: list[str] = []
+    if not result.fits:
+        problems.append(
+            f"the budget was not reached: {result.tokens_after} tokens for a budget of {result.budget} (what no "
+            "strategy may remove, the system prompt and the current turn, may be larger)"
+        )
+    if not result.valid:
+        problems.append(f"the output breaks {target}'s rules: {result.problems[0]}")
+    problems += [f"{e.error} (its messages were kept)" for e in result.errors]
+    for problem in dict.fromkeys(problems):
+        print(f"chainsum: {problem}", file=sys.stderr)
+    if problems:
+        raise SystemExit(EXIT_PROBLEMS)

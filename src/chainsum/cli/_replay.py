@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..formats import output_target
 from ..messages import Message, Text, ToolCall, ToolResult, message_to_dict
 from ..rules import PROVIDERS, repair, validate
 from ._io import console, fail, read_conversation, user_errors, write_json
-from ._options import BaseUrlOpt, FileArg, FormatOpt, SummarizerOpt
+from ._options import BaseUrlOpt, FileArg, FormatOpt, StrategyOpt, SummarizerOpt, config_from_env
 
 if TYPE_CHECKING:
     from ..store import SQLiteStore
 
 __all__ = ["expand_cmd", "replay_cmd", "search_cmd"]
 
-_STRATEGIES = ("auto", "sections", "safe-split", "ratio", "mask")
 DbOpt = Annotated[str, typer.Option("--db", help="SQLite file written by `chainsum replay --db`.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on standard output.")]
 
@@ -41,8 +41,8 @@ def replay_cmd(
         int | None, typer.Option("--context-window", "-w", help="Window in tokens (else from --model).")
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Look the window up by model name.")] = None,
-    strategy: Annotated[str, typer.Option("--strategy", help=f"One of {', '.join(_STRATEGIES)}.")] = "auto",
-    summarizer: SummarizerOpt = "extractive",
+    strategy: StrategyOpt = None,
+    summarizer: SummarizerOpt = None,
     base_url: BaseUrlOpt = None,
     provider: Annotated[
         str | None,
@@ -76,18 +76,17 @@ def replay_cmd(
 ) -> None:
     """Replay the conversation as an agent would, calling the context manager before each assistant message;
     report the tokens sent, compactions, summarizer calls and the estimated cost with prompt caching."""
-    from ..manager import ContextManager, ManagerConfig, UnknownModelError
+    from ..manager import ContextManager, UnknownModelError, summarizers_from_config
     from ..manager._replay import CountingSummarizer, Prices, replay_sync
-    from ..summarize.llm import make_summarizer
+    from ..summarize import ExtractiveSummarizer
     from ..tokens import get_counter
     from ._plot import PLOT_SUFFIXES
 
     if context_window is not None and context_window <= 0:
         fail(f"--context-window must be a positive number of tokens, got {context_window}")
-    if context_window is None and model is None:
-        fail("give --context-window N or --model NAME")
-    if strategy not in _STRATEGIES:
-        fail(f"unknown strategy {strategy!r}; choose one of {', '.join(_STRATEGIES)}")
+    config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
+    if context_window is None and model is None and config.context_window is None:
+        fail("give --context-window N or --model NAME (or set SUMMARIZATION_CONTEXT_WINDOW)")
     if provider is not None and provider not in PROVIDERS:
         fail(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
     if plot is not None and Path(plot).suffix.lower() not in (*PLOT_SUFFIXES, ".htm"):
@@ -102,12 +101,10 @@ def replay_cmd(
         if not conv.messages:
             fail(f"{file}: the conversation is empty")
         try:
-            inner = make_summarizer(summarizer, base_url=base_url)
+            inner = summarizers_from_config(config)[0]
         except ValueError as exc:
-            fail(str(exc))
-        target = provider or (
-            conv.format if conv.format in PROVIDERS else "anthropic" if conv.format == "claude-code" else "openai"
-        )
+            fail(f"--summarizer {summarizer!r}: {exc}" if summarizer is not None else str(exc))
+        target, _ = output_target(conv.format, provider)
         messages = conv.messages
         if repair_input:
             messages = repair(messages, target).messages
@@ -127,7 +124,7 @@ def replay_cmd(
         counting = CountingSummarizer(inner, counter)
         try:
             manager = ContextManager(
-                ManagerConfig(strategy=strategy),
+                config,
                 model=model,
                 context_window=context_window,
                 counter=counter,
@@ -138,7 +135,7 @@ def replay_cmd(
             )
         except UnknownModelError as exc:
             fail(str(exc))
-        is_extractive = summarizer.strip().lower() == "extractive"
+        is_extractive = isinstance(inner, ExtractiveSummarizer)
         prices = Prices(
             input=price_input,
             cached=price_cached,
@@ -151,6 +148,7 @@ def replay_cmd(
                 TextColumn("replaying"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                TextColumn("requests"),
                 TimeElapsedColumn(),
                 console=console(stderr=True),
                 transient=True,

@@ -1,7 +1,7 @@
-"""The context manager layer: `ContextManager` (call `prepare` before every model request), the archive protocol it
-writes removed messages to, summary records, events, configuration and context windows."""
+"""The context manager layer: `ContextManager` (call `prepare` before every model request), its configuration,
+events, context windows, recall, and session replay."""
 
-from ._archive import Archive, ArchiveState, MemoryArchive, StateSnapshot
+from ._codec import LIVE_FORMATS
 from ._config import ENV_VARS, ConfigError, EnvVar, ManagerConfig, read_dotenv
 from ._events import (
     ContextSummarizedEvent,
@@ -11,32 +11,22 @@ from ._events import (
     SummarizationEvent,
     SummarizationFailedEvent,
     SummarizationReason,
+    WindowExceededEvent,
     detect_summarization,
-    is_summary_message,
 )
 from ._manager import ContextManager, Prepared
-from ._manager_calls import AnySummarizer
-from ._manager_policy import SessionState
-from ._records import (
-    MAX_FACET_ITEMS,
-    MAX_KEY_POINTS,
-    SummaryContext,
-    SummaryRecord,
-    canonical_json,
-    message_sha256,
-    sha256_all,
-)
+from ._policy import SessionState
+from ._recall import RecallTool
 from ._replay import Prices, ReplayReport, TurnReport, replay, replay_sync
+from ._summarizers import AnySummarizer
+from ._summarizers_config import summarizer_specs, summarizers_from_config
 from ._windows import CONTEXT_WINDOWS, UnknownModelError, context_window
 
 __all__ = [
     "CONTEXT_WINDOWS",
     "ENV_VARS",
-    "MAX_FACET_ITEMS",
-    "MAX_KEY_POINTS",
+    "LIVE_FORMATS",
     "AnySummarizer",
-    "Archive",
-    "ArchiveState",
     "ConfigError",
     "ContextManager",
     "ContextSummarizedEvent",
@@ -45,26 +35,22 @@ __all__ = [
     "EventCallback",
     "ManagerConfig",
     "ManagerEvent",
-    "MemoryArchive",
     "Prepared",
     "Prices",
+    "RecallTool",
     "ReplayReport",
     "SessionState",
-    "StateSnapshot",
     "SummarizationEvent",
     "SummarizationFailedEvent",
     "SummarizationReason",
-    "SummaryContext",
-    "SummaryRecord",
     "TurnReport",
     "UnknownModelError",
-    "canonical_json",
+    "WindowExceededEvent",
     "context_window",
     "detect_summarization",
-    "is_summary_message",
-    "message_sha256",
     "read_dotenv",
     "replay",
     "replay_sync",
-    "sha256_all",
+    "summarizer_specs",
+    "summarizers_from_config",
 ]

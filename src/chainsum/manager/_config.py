@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from ..errors import ChainsumError
+from ..strategies import STRATEGIES
 
 __all__ = [
     "BOOL_FALSE",
@@ -50,8 +51,8 @@ logger = logging.getLogger(__name__)
 ENV_PREFIX = "SUMMARIZATION_"
 BOOL_TRUE = frozenset({"true", "1", "yes", "on"})
 BOOL_FALSE = frozenset({"false", "0", "no", "off"})
-STRATEGY_NAMES = ("auto", "sections", "safe-split", "ratio", "mask")
-"""The strategies `chainsum.strategies` provides (the same names as ``chainsum compact --strategy``)."""
+STRATEGY_NAMES: tuple[str, ...] = tuple(STRATEGIES)
+"""The strategies `chainsum.strategies` provides (its `STRATEGIES` table: the names of ``--strategy``)."""
 
 ValueType: TypeAlias = Literal["bool", "int", "float", "str"]
 
@@ -136,11 +137,20 @@ class ManagerConfig:
     enabled: bool = True
     """Master switch: when False the manager passes histories through untouched."""
     model_id: str | None = None
-    """The summarizer model (a cheaper one than the chat model is the point); None: the extractive default."""
+    """The summarizer model (a cheaper one than the chat model is the point): ``PROVIDER:MODEL`` (``openai:``,
+    ``anthropic:``, ``litellm:``) or a bare name for any OpenAI-compatible endpoint; ``extractive`` or None: the
+    embedded summarizer. Never used to look up the chat model's window."""
+    model_preference: str | None = None
+    """Summarizers to try in order, comma-separated (the same forms as `model_id`); overrides `model_id`."""
+    base_url: str | None = None
+    """Endpoint of the LLM summarizers (vLLM, Ollama, a gateway); None: each provider's default."""
     summary_ratio: float = 0.3
-    """Share of the compressible messages summarized in one go (0.1 to 0.8), for ratio-style strategies."""
+    """Share of the messages summarized at once (0.1 to 0.8): ``ratio`` summarizes that share of the history;
+    ``auto`` makes each new summary cover at least that share of the messages not yet summarized (so summaries come
+    less often than "just enough" would); a forced refresh aims that far below the current size."""
     preserve_recent: int = 10
-    """Most recent messages always kept verbatim. The adaptive tail may lower it, never below 2."""
+    """Most recent messages always kept verbatim, under every strategy. Over the context window this protection
+    goes (the request would be refused), and the current turn alone is kept."""
     trigger_token_ratio: float = 0.8
     """Summarize when estimated tokens / context window reaches this."""
     reset_token_ratio: float = 0.7
@@ -152,15 +162,28 @@ class ManagerConfig:
     min_messages: int = 12
     """Never summarize a history shorter than this."""
     max_summary_chain_depth: int = 3
-    """Summaries of summaries allowed (the depth guard against runaway recursion)."""
+    """Deepest summary of summaries: blocks are folded into a deeper summary only up to this depth; past it the
+    oldest summaries leave the context for the archive (where recall finds them). It bounds how deeply summaries
+    nest, never how often a session is summarized."""
     force_refresh_after_messages: int | None = None
-    """Re-summarize after this many new messages even below the trigger; None: never."""
+    """Re-summarize after this many new messages even below the trigger, under every strategy; None: never."""
     abort_on_failure: bool = False
     """False (fail open): a failed summarization keeps the original history. True: the error is raised."""
     summarizer_input_cap_tokens: int = 8000
     """Largest transcript sent to the summarizer in one call; longer spans are chunked."""
     strategy: str = "auto"
     """The planner to use, one of `STRATEGY_NAMES`."""
+    summarizer_timeout_seconds: float = 60.0
+    """Longest one summarizer call may take; then it counts as failed and the next summarizer (or the model-free
+    path) follows."""
+    summary_role: str = "user"
+    """Role of the message summaries go into: ``user`` (a framed record with no authority, the default) or
+    ``system`` (the events spec's placement: text that came from tools and users then reads as system text)."""
+    recall_token_ratio: float = 0.1
+    """Share of the window for originals recalled from the archive before each request (0: no recall)."""
+    lock_wait_seconds: float = 5.0
+    """How long a request over the window waits for another process compacting the same session before acting
+    itself (its write is still a compare-and-set, so nothing is overwritten)."""
     context_window: int | None = None
     """Overrides the model's context window from `chainsum.manager.context_window` (vLLM ``--max-model-len``,
     Ollama ``num_ctx``, or a deliberately smaller budget)."""
@@ -389,7 +412,22 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "model_id",
         "str",
         "",
-        "Model id of the summarizer (a cheaper model than the chat model); unset: the extractive summarizer.",
+        "The summarizer: PROVIDER:MODEL (openai:, anthropic:, litellm:) or a bare OpenAI-compatible model name; "
+        "unset: the extractive summarizer.",
+        optional=True,
+    ),
+    _var(
+        "model_preference",
+        "str",
+        "",
+        "Summarizers to try in order, comma-separated (same forms as SUMMARIZATION_MODEL_ID); overrides it.",
+        optional=True,
+    ),
+    _var(
+        "base_url",
+        "str",
+        "",
+        "Endpoint of the LLM summarizers (vLLM, Ollama, a gateway); unset: the provider's default.",
         optional=True,
     ),
     _var(
@@ -439,7 +477,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "max_summary_chain_depth",
         "int",
         "3",
-        "How many summaries of summaries are allowed (depth guard).",
+        "Deepest summary of summaries; past it the oldest summaries move to the archive (never stops a session).",
         range=Range(1, None),
     ),
     _var(
@@ -464,6 +502,34 @@ ENV_VARS: tuple[EnvVar, ...] = (
         range=Range(100, None),
     ),
     _var("strategy", "str", "auto", "The compaction strategy.", choices=STRATEGY_NAMES),
+    _var(
+        "summarizer_timeout_seconds",
+        "float",
+        "60",
+        "Longest one summarizer call may take before the next summarizer (or the model-free path) follows.",
+        range=Range(0, None, min_inclusive=False),
+    ),
+    _var(
+        "summary_role",
+        "str",
+        "user",
+        "Role of the summary message: user (a record, no authority) or system (the events spec's placement).",
+        choices=("user", "system"),
+    ),
+    _var(
+        "recall_token_ratio",
+        "float",
+        "0.1",
+        "Share of the window for originals recalled from the archive before each request; 0 turns recall off.",
+        range=Range(0, 0.5),
+    ),
+    _var(
+        "lock_wait_seconds",
+        "float",
+        "5",
+        "How long a request over the window waits for another process compacting the same session.",
+        range=Range(0, None),
+    ),
     _var(
         "context_window",
         "int",

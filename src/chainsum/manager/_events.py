@@ -27,14 +27,13 @@ from typing import Literal, TypeAlias, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..chain import SUMMARIZATION_TOOL_NAME, SUMMARIZED_CONTENT_PREFIX
-from ..messages import Message, Text
+from ..chain import is_summary_message, message_depth, summary_text
+from ..messages import Message
+from ..store import canonical_json
 from ..tokens import HeuristicCounter, TokenCounter
-from ._records import canonical_json
 
 __all__ = [
     "CONTEXT_SUMMARIZED",
-    "USER_SUMMARY_PREFIX",
     "ContextSummarizedEvent",
     "EventBus",
     "EventCallback",
@@ -42,8 +41,8 @@ __all__ = [
     "SummarizationEvent",
     "SummarizationFailedEvent",
     "SummarizationReason",
+    "WindowExceededEvent",
     "detect_summarization",
-    "is_summary_message",
     "log_event",
 ]
 
@@ -56,11 +55,6 @@ SummarizationReason: TypeAlias = Literal["ratio", "emergency", "refresh", "manua
 """Why a summarization ran: the token ratio reached the trigger; it reached the emergency ratio (cooldown
 ignored); ``force_refresh_after_messages`` came due; a caller asked; or `detect_summarization` saw one."""
 
-# How each summary form of `chainsum.strategies` begins (``_execute.summary_messages``); kept in step by a test.
-_SYSTEM_SUMMARY_TAG = "[chainsum summary depth="
-USER_SUMMARY_PREFIX = "Summary of the conversation so far:\n"
-_SNAPSHOT_MARK = "<state_snapshot>"
-
 
 # events ------------------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,7 +63,9 @@ class SummarizationEvent:
 
     reason: SummarizationReason
     depth: int
-    """Depth of the summary written: 1 for a first summary, 2 for a summary that took in a summary, ..."""
+    """Depth of the summary written (as its record and its block say): 1 for a summary of original messages, n + 1
+    for one that folded in summaries of depth n, 0 for a pass that wrote no summary (masking, clipping, messages
+    moved to the archive)."""
     tokens_before: int
     tokens_after: int
     ratio: float | None = None
@@ -83,7 +79,14 @@ class SummarizationEvent:
     user_id: str = ""
     summary_text: str = ""
     timestamp: str = ""
-    """ISO 8601 UTC; `create_summarization_event` fills it in."""
+    """ISO 8601 UTC."""
+    record_ids: tuple[str, ...] = ()
+    """The summary records this compaction wrote (`chainsum.store.SummaryRecord.id`)."""
+    summarizer_calls: int = 0
+    errors: tuple[str, ...] = ()
+    """Summarizer failures on the way (a later summarizer, or the model-free path, then did the work)."""
+    over_window: bool = False
+    """The result is still over the context window: only the system messages and the current turn are left."""
     kind: Literal["summarized"] = "summarized"
 
     @property
@@ -112,6 +115,7 @@ class SummarizationFailedEvent:
 
     reason: SummarizationReason
     depth: int
+    """The depth the summary would have had."""
     tokens_before: int
     error: str
     error_kind: str = "transport"
@@ -125,7 +129,23 @@ class SummarizationFailedEvent:
     kind: Literal["failed"] = "failed"
 
 
-ManagerEvent: TypeAlias = SummarizationEvent | SummarizationFailedEvent
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowExceededEvent:
+    """A request goes to the model over its context window: what no compaction may remove (the system messages and
+    the current turn, the newest user message with it) is larger than the window, or the history could not be
+    compacted now (`detail` says why). The provider will probably refuse it; the caller hears it here first."""
+
+    tokens: int
+    window: int
+    floor_tokens: int
+    """Tokens of what no compaction may remove."""
+    detail: str
+    session_id: str = ""
+    timestamp: str = ""
+    kind: Literal["over_window"] = "over_window"
+
+
+ManagerEvent: TypeAlias = SummarizationEvent | SummarizationFailedEvent | WindowExceededEvent
 EventCallback: TypeAlias = Callable[[ManagerEvent], object]
 """A subscriber: a plain function, or an async one (its awaitable is awaited); the return value is ignored."""
 
@@ -147,6 +167,14 @@ def log_event(event: ManagerEvent) -> None:
                 event.tokens_after,
                 event.messages_compressed,
                 event.duration_s,
+            )
+        case WindowExceededEvent():
+            logger.warning(
+                "tokens=<%d>, window=<%d>, floor_tokens=<%d>, detail=<%s> | request over the context window",
+                event.tokens,
+                event.window,
+                event.floor_tokens,
+                event.detail,
             )
         case SummarizationFailedEvent():
             logger.warning(
@@ -176,7 +204,10 @@ class EventBus:
         self._pending: set[asyncio.Task[None]] = set()
 
     def subscribe(
-        self, callback: EventCallback, *, kinds: Sequence[Literal["summarized", "failed"]] | None = None
+        self,
+        callback: EventCallback,
+        *,
+        kinds: Sequence[Literal["summarized", "failed", "over_window"]] | None = None,
     ) -> Callable[[], None]:
         """Call `callback` on each event (only those of `kinds`, when given). Returns a function that
         unsubscribes it."""
@@ -319,50 +350,6 @@ def _round_half_up(x: float) -> int:
 
 
 # detection ---------------------------------------------------------------------------------------------------------
-def _first_text(message: Message) -> str:
-    for p in message.parts:
-        if isinstance(p, Text):
-            return p.text
-    return ""
-
-
-def is_summary_message(message: Message) -> bool:
-    """True for a message that carries a summary chainsum wrote, in any of the strategies' forms:
-
-    - ``system``: a system message starting ``[chainsum summary depth=N]``;
-    - ``pair``: the assistant call to ``execute_task_and_return_summary`` or the tool result answering it;
-    - ``completion``: an assistant text starting with `SUMMARIZED_CONTENT_PREFIX`;
-    - ``snapshot``: a user message holding a ``<state_snapshot>`` (safe-split's context restoration);
-    - ``user``: a user message starting ``Summary of the conversation so far:``.
-    """
-    text = _first_text(message)
-    match message.role:
-        case "system":
-            return text.startswith(_SYSTEM_SUMMARY_TAG)
-        case "assistant":
-            return text.startswith(SUMMARIZED_CONTENT_PREFIX) or any(
-                c.name == SUMMARIZATION_TOOL_NAME for c in message.tool_calls
-            )
-        case "tool":
-            return any(r.name == SUMMARIZATION_TOOL_NAME for r in message.tool_results)
-        case "user":
-            return text.startswith(USER_SUMMARY_PREFIX) or _SNAPSHOT_MARK in text
-        case _:
-            return False
-
-
-def _summary_text(message: Message) -> str:
-    if message.role == "tool":
-        return "\n".join(r.text for r in message.tool_results if r.name == SUMMARIZATION_TOOL_NAME)
-    text = message.text
-    if message.role == "system" and text.startswith(_SYSTEM_SUMMARY_TAG):
-        return text.partition("\n")[2]
-    for prefix in (SUMMARIZED_CONTENT_PREFIX, USER_SUMMARY_PREFIX):
-        if text.startswith(prefix):
-            return text[len(prefix) :]
-    return text
-
-
 def _key(message: Message) -> object:
     """A hashable stand-in for comparing messages by value: the message itself, or its canonical JSON when a part
     holds unhashable data (an `Opaque` block's dict)."""
@@ -371,14 +358,6 @@ def _key(message: Message) -> object:
     except TypeError:
         return canonical_json(message)
     return message
-
-
-def _depth_of(message: Message) -> int:
-    text = _first_text(message)
-    if message.role == "system" and text.startswith(_SYSTEM_SUMMARY_TAG):
-        digits = text[len(_SYSTEM_SUMMARY_TAG) : text.find("]")]
-        return int(digits) if digits.isdigit() else 1
-    return 1
 
 
 def detect_summarization(
@@ -429,7 +408,7 @@ def detect_summarization(
     counter = counter or HeuristicCounter()
     return SummarizationEvent(
         reason="detected",
-        depth=max(_depth_of(m) for m in new_summaries),
+        depth=max(max(message_depth(m), 1) for m in new_summaries),
         tokens_before=counter.count_messages(before),
         tokens_after=counter.count_messages(after[: last_kept + 1]),
         messages_before=len(before),
@@ -437,6 +416,6 @@ def detect_summarization(
         messages_compressed=removed,
         session_id=session_id,
         user_id=user_id,
-        summary_text="\n".join(_summary_text(m) for m in new_summaries if m.role != "assistant" or m.text),
+        summary_text="\n".join(summary_text(m) for m in new_summaries if m.role != "assistant" or m.text),
         timestamp=_now(),
     )

@@ -1,45 +1,50 @@
-"""`ContextManager`: call `prepare` before every model request; it summarizes when the context is filling up.
+"""`ContextManager`: call `prepare` before every model request; it returns the history to send.
 
-Order of work in `prepare` (``specs/ratio-trigger-summary-chain.md``):
+Order of work in `prepare`:
 
-1. Convert and count only what is new. The previous call's input (its item objects) and its canonical messages are
-   kept; when the new input starts with the very same objects (checked by identity) only the tail is converted
-   and counted. Plain OpenAI-format dicts come back as dicts (the caller's own objects for kept messages).
-2. Decide (`_manager_policy.decide`): nothing to do is the common case, and then the caller's own list object
-   comes back, with no chain build, validation or copy.
-3. Summarize under the session lock: re-read the stored state (another process may have summarized), run the
-   strategy through `chainsum.strategies.compact` with a budget of ``reset_token_ratio * window`` (so the result
-   lands under the hysteresis reset) and the window as its hard limit (past it, and only then, ``auto`` may clip
-   the current turn's tool output), with the summarizer preference list, retry and input cap of
-   `SummarizerChain`. Depth strategy: still over the trigger after a pass, a second pass follows when the depth
-   guard allows; when it does not, the pass is retried once with ``preserve_recent`` reduced (never below 2), as it
-   is when a first pass finds nothing outside the verbatim tail while the history is over the window.
-4. Check: valid for the provider and smaller than the input, else the input is kept.
-5. Archive every removed original with its record and the new state in one transaction; only then is the shorter
-   history returned. A failed archive write returns the input.
-6. Emit a `SummarizationEvent` (or `SummarizationFailedEvent`) through the event bus and the log.
+1. **Read** the caller's history (`_codec.Codec`): its items in their own format (OpenAI chat, OpenAI Responses,
+   Anthropic, Gemini, Bedrock, chainsum JSON) or `Message` objects. A list that extends the previous one by value,
+   even made of new objects, costs only the conversion of what is new.
+2. **Map** it onto what the model sees (`_view.View`): after a compaction, the caller's older messages stand for
+   the summary record, masked results and kept messages sent last time. A caller that keeps its full history gets
+   "what was sent last time plus the new messages"; one that sends the shorter history back gets it as it is; an
+   edited, retried or branched history keeps only the part of the mapping its content still matches.
+3. **Decide** (`_policy.decide`): nothing to do is the common case, and then the caller's own list object comes
+   back (or the mapped one), without a chain build, validation or copy.
+4. **Compact** under the session lock: re-read the stored state (another process may have compacted, and then its
+   mapping is taken), run the configured strategy through `chainsum.executor.compact` with a budget of
+   ``reset_token_ratio`` of the window and the window as its hard limit; when the summarizers failed, or the result
+   is still over the window, the model-free last resorts follow (mask, drop old summaries, move the oldest messages
+   to the archive, clip the current turn's tool output). Every removed original is archived with its record and the
+   new state (mapping included) in one transaction, before the shorter history is returned.
+5. **Recall** archived originals relevant to the newest user message into one block (`_recall`), and **emit**
+   the events: `SummarizationEvent` / `SummarizationFailedEvent`, and `WindowExceededEvent` when a request must go
+   over the window anyway.
 
-One manager serves one session; calls for it are expected one at a time (as a conversation's turns are).
+One manager serves one session; calls for it are expected one at a time (as a conversation's turns are). Several
+managers (processes, machines) may serve the same session through one store.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import operator
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import Any, Generic, TypeVar
 
-from ..errors import SummarizerError
-from ..formats import openai_chat
+from .._sync import run_sync
+from ..chain import SummaryRole, message_depth
+from ..errors import ChainsumError, SummarizerError
+from ..executor import CompactResult, check_budget, compact
 from ..messages import Message
-from ..strategies import CompactResult, Strategy, compact
-from ..summarize import ExtractiveSummarizer
+from ..store import Archive, MemoryArchive, SummaryRecord
+from ..strategies import AutoStrategy, Strategy, StrategyOptions, TailGuard, strategy_named
 from ..tokens import HeuristicCounter, TiktokenCounter, TokenCounter
-from ._archive import Archive, MemoryArchive
+from ._build import build_record, removed_messages
+from ._codec import Codec
 from ._config import ManagerConfig
 from ._events import (
     EventBus,
@@ -48,11 +53,13 @@ from ._events import (
     SummarizationEvent,
     SummarizationFailedEvent,
     SummarizationReason,
+    WindowExceededEvent,
 )
-from ._manager_build import build_record, removed_messages, summary_text
-from ._manager_calls import META_ALLOWANCE_TOKENS, AnySummarizer, SleepFn, SummarizerChain, meta_header, strategy_for
-from ._manager_policy import SessionState, decide, is_armed
-from ._records import SummaryRecord
+from ._policy import SessionState, decide, is_armed
+from ._recall import Recall, recall_block
+from ._summarizers import META_ALLOWANCE_TOKENS, AnySummarizer, SleepFn, SummarizerChain, meta_header
+from ._summarizers_config import summarizers_from_config
+from ._view import Cover, Fingerprints, View
 from ._windows import context_window as window_of
 
 __all__ = ["ContextManager", "Prepared"]
@@ -67,34 +74,40 @@ class Prepared(Generic[M]):
     """What `ContextManager.prepare` returns: the history to send, and what happened to it."""
 
     messages: Sequence[M]
-    """The caller's own list when nothing changed; a new list (same kind of items) after a summarization."""
+    """The history to send, in the caller's kind: the caller's own list when the model sees it unchanged."""
     event: ManagerEvent | None = None
-    """The summarization (or the failure) of this call, if any."""
-    record: SummaryRecord | None = None
-    """The last record written by this call (a second pass writes two: see `records`)."""
+    """The compaction (or its failure) of this call, if any."""
     records: tuple[SummaryRecord, ...] = ()
+    """The summary records this call wrote."""
+    recalled: tuple[str, ...] = ()
+    """Archive ids of the originals recalled into this request."""
+    tokens_before: int = 0
+    """Tokens of the caller's history as the model would see it without this call's compaction (system included)."""
+    tokens_after: int = 0
+    """Tokens of the history sent (system, recall block included)."""
+    over_window: bool = False
+    """The history sent is still over the context window (a `WindowExceededEvent` said why)."""
 
     @property
     def changed(self) -> bool:
+        """This call compacted (wrote at least one record)."""
         return bool(self.records)
 
-
-@dataclass(frozen=True, slots=True)
-class _Pass:
-    result: CompactResult
-    record: SummaryRecord
-    state: SessionState
-    removed: int
+    @property
+    def record(self) -> SummaryRecord | None:
+        """The last record this call wrote."""
+        return self.records[-1] if self.records else None
 
 
-class _Abort(Exception):
-    """Internal: a pass ended without a usable result (`detail` says why)."""
+@dataclass(slots=True)
+class _Frame:
+    """One call's input, mapped: what the model would see, and its size."""
 
-    def __init__(self, kind: str, detail: str, error: SummarizerError | None = None) -> None:
-        super().__init__(detail)
-        self.kind = kind
-        self.detail = detail
-        self.error = error
+    items: Sequence[Any]
+    system_tokens: int
+    reserved: int
+    tokens: int
+    """Messages the model sees (`out`), plus the system prompt and the reserve."""
 
 
 class ContextManager:
@@ -113,20 +126,26 @@ class ContextManager:
         archive: Archive | None = None,
         session: str = "default",
         on_event: EventCallback | None = None,
+        format: str | None = None,
         sleep: SleepFn = asyncio.sleep,
     ) -> None:
         self.config = config or ManagerConfig()
-        window = context_window or self.config.context_window
+        window = context_window if context_window is not None else self.config.context_window
         if window is None:
-            model = model or self.config.model_id
             if model is None:
-                raise ValueError("the context window is unknown: pass model=, context_window= or set it in config")
+                raise ChainsumError(
+                    "the context window is unknown: pass model= (a known model name) or context_window= (tokens), "
+                    "or set SUMMARIZATION_CONTEXT_WINDOW"
+                )
             window = window_of(model)
-        if window <= 0:
-            raise ValueError(f"context_window must be positive, got {window}")
-        self.window = window
+        window = check_budget(window, "context_window")
+        if not window:
+            raise ChainsumError(f"context_window must be a positive number of tokens, got {window}")
+        self.window: int = window
         self.counter: TokenCounter = counter or HeuristicCounter()
-        self.summarizers: tuple[AnySummarizer, ...] = tuple(summarizers or (ExtractiveSummarizer(),))
+        self.summarizers: tuple[AnySummarizer, ...] = (
+            tuple(summarizers) if summarizers else summarizers_from_config(self.config)
+        )
         self.strategy: str | Strategy = strategy or self.config.strategy
         self.provider = provider
         self.archive: Archive = archive if archive is not None else MemoryArchive()
@@ -136,12 +155,21 @@ class ContextManager:
             self.events.subscribe(on_event)
         self._sleep = sleep
         self._state: SessionState | None = None
-        self._items: list[object] = []
-        self._messages: list[Message] = []
-        self._dicts = False
+        self._codec = Codec(format)
+        self._prints = Fingerprints()
+        self._view = View()
+        self._view_version = -1
+        self._base: list[Message] = []
+        self._covers: list[Cover] = []
+        self._base_items: list[Any] | None = None
+        self._written: list[list[Any] | None] | None = None
+        self._base_tokens = 0
+        self._tail_tokens = 0
+        self._tail_counted = 0
         self._additive = isinstance(self.counter, HeuristicCounter | TiktokenCounter)
-        self._sum = 0
         self._priming: int | None = None
+        self._recall: tuple[str, int, Recall | None] | None = None
+        self._system: tuple[object, int] | None = None
         self.last_ratio = 0.0
         """The token ratio the last `prepare` saw."""
 
@@ -156,268 +184,352 @@ class ContextManager:
             self._state = self._load_state()
         return self._state
 
-    def _write_state(self, new: SessionState) -> SessionState | None:
-        """Compare-and-set `new` over the current version; None when another writer got there first."""
+    def _write_state(self, new: SessionState) -> bool:
         current = self.state
         if not self.archive.compare_and_set_state(self.session, current.version, new.to_data()):
             logger.info("session=<%s> | state changed elsewhere; reloading", self.session)
             self._state = self._load_state()
-            return None
+            return False
         self._state = replace(new, version=current.version + 1)
-        return self._state
+        self._view_version = self._state.version
+        return True
 
-    # input -------------------------------------------------------------------------------------------------------
-    def _convert(self, items: Sequence[object], *, verify: bool = False) -> list[Message]:
-        """The canonical messages of `items`, converting (and counting) only what is new since the last call.
+    # mapping -----------------------------------------------------------------------------------------------------
+    def _set_view(self, view: View) -> None:
+        messages = self._codec.messages
+        self._view = view
+        self._base = view.base(messages)
+        self._covers = view.covers()
+        self._base_items = None
+        self._written = None
+        self._base_tokens = sum(self.counter.count_message(m) for m in self._base) if self._additive else 0
+        self._tail_tokens = 0
+        self._tail_counted = view.n_in
 
-        The new input extends the previous one when it is at least as long and holds the same objects at both ends
-        of the previous part (first and last, by identity): an O(1) test, so the fast path stays flat as the
-        history grows. A caller that replaces a message in the middle of its list in place is not seen by it;
-        `verify` (used before any summarization, so that what is summarized and archived is exactly what the
-        caller sent) compares every object."""
-        n_old = len(self._items)
-        dicts = bool(items) and not isinstance(items[0], Message)
-        same = dicts == self._dicts and 0 < n_old <= len(items)
-        if same:
-            if verify:
-                same = all(map(operator.is_, self._items, items))
+    def _read(self, items: Sequence[Any]) -> None:
+        """Read `items` and bring the mapping up to date (steps 1 and 2 of the module docstring)."""
+        state = self.state
+        unchanged = self._codec.read(items)
+        messages = self._codec.messages
+        self._prints.sync(messages, unchanged)
+        stored = self._view_version != state.version
+        if stored or unchanged == 0 or self._view.n_in > len(messages):
+            source = View.from_data(state.view) if stored else self._view
+            self._view_version = state.version
+            self._set_view(source.matching(self._prints, len(messages)) if source.entries else View())
+        if self._additive and self._tail_counted < len(messages):
+            count = self.counter.count_message
+            self._tail_tokens += sum(count(m) for m in messages[self._tail_counted :])
+            self._tail_counted = len(messages)
+
+    def _output_messages(self) -> list[Message]:
+        """What the model sees now (without the recall block)."""
+        return self._base + self._codec.messages[self._view.n_in :]
+
+    def _output_items(self, items: Sequence[Any]) -> tuple[Sequence[Any], dict[int, int]]:
+        """The history to send in the caller's kind, and where each output message starts its own item (output
+        message index -> item index; only messages that begin an item are listed)."""
+        codec = self._codec
+        if self._view.empty:
+            out: Sequence[Any] = codec.without_recall(items)
+            if codec.format in (None, "messages") or len(out) == len(codec.messages):
+                return out, {}  # one item per message: the indexes are the same
+            return out, {k: codec.src[k] for k in range(len(codec.messages)) if codec.aligned(k) is not None}
+        n_in = self._view.n_in
+        at = codec.aligned(n_in)
+        if at is None or codec.recall_items:
+            messages = self._output_messages()
+            return self._written_with_starts(messages)
+        built: list[Any] = []
+        starts: dict[int, int] = {}
+        if self._written is None:
+            self._written = [None if e.messages is None else codec.write(e.messages) for e in self._view.entries]
+        pending: list[Message] = []
+        index = 0  # output message index
+
+        def flush() -> None:
+            nonlocal pending
+            if pending:
+                written, where = self._written_with_starts(pending)
+                starts.update({index - len(pending) + k: len(built) + v for k, v in where.items()})
+                built.extend(written)
+                pending = []
+
+        for entry, written in zip(self._view.entries, self._written, strict=True):
+            if written is not None:
+                flush()
+                assert entry.messages is not None
+                if len(written) == len(entry.messages):
+                    starts.update({index + k: len(built) + k for k in range(len(written))})
+                elif written:
+                    starts[index] = len(built)
+                built.extend(written)
+                index += len(entry.messages)
+            elif codec.alone(entry.start):
+                flush()
+                starts[index] = len(built)
+                built.append(items[codec.src[entry.start]])
+                index += 1
             else:
-                same = items[0] is self._items[0] and items[n_old - 1] is self._items[n_old - 1]
-        if not same:
-            self._items, self._messages, self._dicts, self._sum = [], [], dicts, 0
-            n_old = 0
-        if len(items) > n_old:
-            tail = items[n_old:]
-            self._items.extend(tail)
-            new: Sequence[Message] = openai_chat.load(list(tail)).messages if dicts else cast("Sequence[Message]", tail)
-            self._messages.extend(new)
-            if self._additive:
-                count = self.counter.count_message
-                self._sum += sum(count(m) for m in new)
-        return self._messages
+                pending.append(codec.messages[entry.start])
+                index += 1
+        flush()
+        base_items = len(built)
+        for k in range(n_in, len(codec.messages)):
+            item = codec.aligned(k)
+            if item is not None:
+                starts[index + k - n_in] = base_items + item - at
+        built.extend(items[at:])
+        self._base_items = built[:base_items]
+        return built, starts
+
+    def _written_with_starts(self, messages: Sequence[Message]) -> tuple[list[Any], dict[int, int]]:
+        written = self._codec.write(messages)
+        if self._codec.format in (None, "messages") or len(written) == len(messages):
+            return written, {k: k for k in range(len(messages))}
+        return written, {0: 0} if written else {}
+
+    def _count_system(self, system: object) -> int:
+        if system is None:
+            return 0
+        if self._system is not None and (self._system[0] is system or self._system[0] == system):
+            return self._system[1]
+        tokens = self._count_system_now(system)
+        self._system = (system, tokens)
+        return tokens
+
+    def _count_system_now(self, system: object) -> int:
+        if isinstance(system, str):
+            return self.counter.count_text(system) if system else 0
+        if isinstance(system, Message):
+            return self.counter.count_message(system)
+        if isinstance(system, Sequence) and all(isinstance(m, Message) for m in system):  # pyright: ignore
+            return sum(self.counter.count_message(m) for m in system)  # pyright: ignore
+        import json
+
+        return self.counter.count_text(json.dumps(system, ensure_ascii=False, default=str))
 
     def _tokens(self) -> int:
-        """Tokens of the current converted history: the running sum for additive counters (heuristic, tiktoken:
-        a history costs the sum of its messages plus the reply priming), else the counter's own total."""
-        if not self._additive:
-            return self.counter.count_messages(self._messages)
-        if not self._messages:
+        messages = self._output_messages() if not self._additive else None
+        if messages is not None:
+            return self.counter.count_messages(messages)
+        if not self._base and not self._codec.messages:
             return 0
         if self._priming is None:
-            first = self._messages[0]
+            first = (self._base or self._codec.messages)[0]
             self._priming = self.counter.count_messages([first]) - self.counter.count_message(first)
-        return self._sum + self._priming
+        return self._base_tokens + self._tail_tokens + self._priming
 
-    def _output(self, messages: Sequence[Message], source: Sequence[Message], items: Sequence[object]) -> list[Any]:
-        """`messages` in the caller's kind: for dicts, the caller's dict for each kept message, new ones dumped."""
-        if not self._dicts:
-            return list(messages)
-        original = {id(m): item for m, item in zip(source, items, strict=True)}
-        out: list[Any] = []
-        for m in messages:
-            item = original.get(id(m))
-            if item is not None:
-                out.append(item)
-            else:
-                out.extend(cast("list[Any]", openai_chat.dump([m])))
-        return out
+    def _frame(self, items: Sequence[Any], system: object, reserved: int) -> _Frame:
+        self._read(items)
+        system_tokens = self._count_system(system)
+        tokens = self._tokens() + system_tokens + reserved
+        return _Frame(items, system_tokens, reserved, tokens)
 
-    def _remember(self, output: list[Any], messages: Sequence[Message]) -> None:
-        """Make the returned history the base of the next call's fast path."""
-        self._items = list(output)
-        if self._dicts:
-            self._messages = list(openai_chat.load(output).messages) if output else []
-        else:
-            self._messages = list(messages)
-        if self._additive:
-            self._sum = sum(self.counter.count_message(m) for m in self._messages)
+    def _n_out(self) -> int:
+        """Messages the model sees now: the counts of the trigger's rules (cooldown, minimum, refresh) are of these,
+        so a caller that sends back what it got and one that keeps its full history are counted alike."""
+        return len(self._base) + len(self._codec.messages) - self._view.n_in
+
+    def context(self) -> list[Message]:
+        """The history as the model sees it now (after the last `prepare`, without its recall block)."""
+        return self._output_messages()
 
     # the public calls --------------------------------------------------------------------------------------------
-    @overload
-    async def prepare(self, messages: Sequence[Message]) -> Prepared[Message]: ...
-    @overload
-    async def prepare(self, messages: Sequence[Mapping[str, Any]]) -> Prepared[dict[str, Any]]: ...
-    async def prepare(self, messages: Sequence[Any]) -> Prepared[Any]:
-        """The history to send now: `messages` itself, or a summarized one. Never raises for a summarizer failure
-        unless ``abort_on_failure`` (then `SummarizerError` is raised after the failure event)."""
-        reason = self._check(messages)
-        if reason is None:
-            return Prepared(messages)
-        return await self._summarize(messages, reason)
+    async def prepare(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: object = None,
+        reserved_tokens: int = 0,
+        force: bool = False,
+    ) -> Prepared[Any]:
+        """The history to send now, in the caller's kind.
 
-    @overload
-    def prepare_sync(self, messages: Sequence[Message]) -> Prepared[Message]: ...
-    @overload
-    def prepare_sync(self, messages: Sequence[Mapping[str, Any]]) -> Prepared[dict[str, Any]]: ...
-    def prepare_sync(self, messages: Sequence[Any]) -> Prepared[Any]:
-        """`prepare` for code without an event loop (RuntimeError inside one: await `prepare`). The common case,
-        nothing to do, runs without starting a loop."""
-        reason = self._check(messages)
-        if reason is None:
-            return Prepared(messages)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RuntimeError("prepare_sync() called from a running event loop; await prepare() instead")
-        loop = asyncio.new_event_loop()
-        try:
-            return loop.run_until_complete(self._summarize(messages, reason))
-        finally:
-            loop.close()
-
-    def _check(self, messages: Sequence[Any]) -> SummarizationReason | None:
-        """Convert, count and decide; persist a hysteresis re-arm (rare) on the way."""
-        converted = self._convert(messages)
-        tokens = self._tokens()
-        ratio = tokens / self.window
+        `system` is a system prompt kept outside the list (Anthropic's ``system``, a framework's own field): counted
+        against the window, never changed. `reserved_tokens` is more room taken elsewhere (tool definitions). With
+        `force`, compact now whatever the ratio (a manual trigger). Never raises for a summarizer failure unless
+        ``abort_on_failure`` (then `SummarizerError` is raised after the failure event)."""
+        reserved = check_budget(reserved_tokens, "reserved_tokens") or 0
+        frame = self._frame(messages, system, reserved)
+        ratio = frame.tokens / self.window
         self.last_ratio = ratio
+        n = self._n_out()
         state = self.state
-        n = len(converted)
         if not state.armed and is_armed(state, ratio, n, self.config):
             self._write_state(replace(state, armed=True))
             state = self.state
-        return decide(state, ratio, n, self.config)
+        reason: SummarizationReason | None = "manual" if force else decide(state, ratio, n, self.config)
+        if reason is None:
+            return await self._finish(frame, None, ())
+        return await self._compact(frame, reason)
 
-    # summarizing -------------------------------------------------------------------------------------------------
-    async def _summarize(self, items: Sequence[Any], reason: SummarizationReason) -> Prepared[Any]:
+    def prepare_sync(
+        self, messages: Sequence[Any], *, system: object = None, reserved_tokens: int = 0, force: bool = False
+    ) -> Prepared[Any]:
+        """`prepare` for synchronous code, inside a running event loop too (it then runs on a worker thread)."""
+        return run_sync(lambda: self.prepare(messages, system=system, reserved_tokens=reserved_tokens, force=force))
+
+    # finishing ---------------------------------------------------------------------------------------------------
+    async def _finish(
+        self,
+        frame: _Frame,
+        event: ManagerEvent | None,
+        records: tuple[SummaryRecord, ...],
+        tokens_before: int | None = None,
+    ) -> Prepared[Any]:
+        """The mapped output, with its recall block, and the over-window check."""
+        out_items, starts = self._output_items(frame.items)
+        tokens = self._tokens() + frame.system_tokens + frame.reserved
+        before = tokens if tokens_before is None else tokens_before
+        recall = self._recall_for(tokens)
+        if recall is not None:
+            out_items = self._with_recall(out_items, starts, recall)
+            tokens += recall.tokens
+        over = tokens > self.window
+        if over:
+            await self._window_exceeded(tokens, frame)
+        return Prepared(out_items, event, records, recall.ids if recall is not None else (), before, tokens, over)
+
+    def _recall_for(self, tokens: int) -> Recall | None:
+        ratio = self.config.recall_token_ratio
+        if ratio <= 0 or self.state.archived == 0 or not self._codec.messages:
+            return None
+        output = self._output_messages()
+        last_user = next((m for m in reversed(output) if m.role == "user"), None)
+        if last_user is None or not last_user.text.strip():
+            return None
+        budget = min(int(ratio * self.window), self.window - tokens - 16)
+        key = last_user.text
+        if self._recall is not None and self._recall[0] == key and self._recall[1] == self.state.version:
+            cached = self._recall[2]
+            return cached if cached is None or cached.tokens <= budget else None
+        try:
+            recall = recall_block(self.archive, self.session, key, budget, self.counter, exclude=output)
+        except Exception:  # recall is a help, never a reason for a request to fail
+            logger.warning("session=<%s> | recall failed; request sent without it", self.session, exc_info=True)
+            recall = None
+        self._recall = (key, self.state.version, recall)
+        return recall
+
+    def _with_recall(self, items: Sequence[Any], starts: dict[int, int], recall: Recall) -> list[Any]:
+        """`items` with the recall block right before the newest user message. In a wire format where that message
+        shares an item with tool results (an Anthropic user turn holding results and text), the output is written
+        again so that the block goes after the results, never between a call and its result."""
+        output = self._output_messages()
+        at = next((i for i in range(len(output) - 1, -1, -1) if output[i].role == "user"), None)
+        if at is None:
+            return list(items)
+        if self._codec.format in (None, "messages"):
+            return [*items[:at], recall.message, *items[at:]]
+        index = starts.get(at, at if len(items) == len(output) else None)
+        if index is None:
+            return self._codec.write([*output[:at], recall.message, *output[at:]])
+        return [*items[:index], *self._codec.write([recall.message]), *items[index:]]
+
+    async def _window_exceeded(self, tokens: int, frame: _Frame) -> None:
+        output = self._output_messages()
+        cut = next((i for i in range(len(output) - 1, -1, -1) if output[i].role == "user"), len(output))
+        floor = (
+            frame.system_tokens
+            + frame.reserved
+            + sum(self.counter.count_message(m) for m in output if m.role == "system")
+        )
+        floor += sum(self.counter.count_message(m) for m in output[cut:])
+        await self.events.emit(
+            WindowExceededEvent(
+                tokens=tokens,
+                window=self.window,
+                floor_tokens=floor,
+                detail=(
+                    "the system prompt and the current turn alone exceed the window"
+                    if floor > self.window
+                    else "the history could not be brought under the window now"
+                ),
+                session_id=self.session,
+                timestamp=datetime.now(UTC).isoformat(),
+            )
+        )
+
+    # compacting --------------------------------------------------------------------------------------------------
+    def _verify(self, frame: _Frame) -> None:
+        """Read the caller's items after the mapped part again before anything is archived: a caller that changed an
+        item in place (same object, new content) is not seen by the fast path, and what is summarized must be what
+        was sent. (The mapped part itself is not summarized again, and is checked by value on every call.)"""
+        items = frame.items
+        start = self._codec.aligned(self._view.n_in)
+        if start is None or start >= len(items):
+            return
+        fresh = Codec(self._codec.format)
+        fresh.read(items[start:])
+        first = self._codec.src.index(start) if start in self._codec.src else len(self._codec.messages)
+        if fresh.messages != self._codec.messages[first:]:
+            logger.info("session=<%s> | items changed in place since the last call; reading them again", self.session)
+            self._codec = Codec(self._codec.format)
+            self._prints = Fingerprints()
+            self._view_version = -1
+            self._read(items)
+
+    async def _compact(self, frame: _Frame, reason: SummarizationReason) -> Prepared[Any]:
         started = time.perf_counter()
-        source = list(self._convert(items, verify=True))
-        tokens_before = self.counter.count_messages(source)
-        ratio = tokens_before / self.window
-        if decide(self.state, ratio, len(source), self.config) is None:  # the full check saw an in-place edit
-            return Prepared(items)
-        with self.archive.try_lock(self.session) as held:
+        self._verify(frame)
+        tokens_before = self._tokens() + frame.system_tokens + frame.reserved
+        over_window = tokens_before > self.window
+        wait = self.config.lock_wait_seconds if over_window else 0.0
+        with self.archive.try_lock(self.session, wait_s=wait) as held:
+            if not held and not over_window:
+                logger.info("session=<%s> | another process is compacting this session; history kept", self.session)
+                return await self._finish(frame, None, ())
             if not held:
-                logger.info("session=<%s> | another process is summarizing; history kept", self.session)
-                return Prepared(items)
+                logger.warning(
+                    "session=<%s>, waited_s=<%.1f> | over the window and the session is locked elsewhere; compacting "
+                    "anyway (the write is a compare-and-set)",
+                    self.session,
+                    wait,
+                )
             fresh = self._load_state()
             if fresh.version != self.state.version:
-                # Another process wrote this session's state since we last looked (it summarized, most likely, a
-                # history we hold unsummarized): its result stands, and only an emergency acts again now.
+                # Another process compacted this session since we last looked: take its mapping, then decide again.
                 self._state = fresh
-                reason_now = decide(fresh, ratio, len(source), self.config)
-                if reason_now != "emergency":
-                    logger.info("session=<%s> | summarized elsewhere since the last call; history kept", self.session)
-                    return Prepared(items)
-                reason = reason_now
-            try:
-                passes = await self._passes(source)
-            except _Abort as abort:
-                return await self._failed(items, source, reason, abort, tokens_before, ratio, started)
-        if not passes:
-            return Prepared(items)
-        final = passes[-1].result.messages
-        output = self._output(final, source, items)
-        self._remember(output, final)
-        records = tuple(p.record for p in passes)
-        event = SummarizationEvent(
-            reason=reason,
-            depth=self.state.depth,
-            tokens_before=tokens_before,
-            tokens_after=passes[-1].result.tokens_after,
-            ratio=ratio,
-            messages_before=len(source),
-            messages_after=len(final),
-            messages_compressed=sum(p.removed for p in passes),
-            duration_s=time.perf_counter() - started,
-            session_id=self.session,
-            summary_text=records[-1].summary,
-            timestamp=datetime.now(UTC).isoformat(),
-        )
-        await self.events.emit(event)
-        return Prepared(output, event, records[-1], records)
+                self._read(frame.items)
+                tokens_before = self._tokens() + frame.system_tokens + frame.reserved
+                ratio = tokens_before / self.window
+                again = decide(fresh, ratio, self._n_out(), self.config)
+                if again is None and reason != "manual":
+                    logger.info("session=<%s> | compacted elsewhere since the last call; using that", self.session)
+                    return await self._finish(frame, None, ())
+            return await self._run(frame, reason, tokens_before, started)
 
-    async def _failed(
-        self,
-        items: Sequence[Any],
-        source: Sequence[Message],
-        reason: SummarizationReason,
-        abort: _Abort,
-        tokens_before: int,
-        ratio: float,
-        started: float,
-    ) -> Prepared[Any]:
-        """Fail open (or raise with ``abort_on_failure``): the input comes back, the cooldown starts, an event says
-        why. "Nothing to summarize" is not a failure: no event, only the cooldown."""
-        state = self.state
-        self._write_state(
-            replace(state, count_after=len(source), last_ratio=ratio, failures=state.failures + 1)
-            if abort.kind != "nothing"
-            else replace(state, count_after=len(source))
-        )
-        if abort.kind == "nothing":
-            logger.debug("session=<%s>, detail=<%s> | nothing to summarize", self.session, abort.detail)
-            return Prepared(items)
-        aborting = self.config.abort_on_failure and abort.error is not None
-        event = SummarizationFailedEvent(
-            reason=reason,
-            depth=state.depth + 1,
-            tokens_before=tokens_before,
-            error=abort.detail,
-            error_kind=abort.error.kind if abort.error is not None else abort.kind,
-            retryable=abort.error.retryable if abort.error is not None else False,
-            aborted=aborting,
-            ratio=ratio,
-            duration_s=time.perf_counter() - started,
-            session_id=self.session,
-            timestamp=datetime.now(UTC).isoformat(),
-        )
-        await self.events.emit(event)
-        if aborting and abort.error is not None:
-            raise abort.error
-        return Prepared(items, event)
+    def _budgets(self, frame: _Frame, reason: SummarizationReason, tokens: int) -> tuple[int, int]:
+        """(budget, hard limit) for the messages the model sees, with the system prompt and reserve taken off."""
+        outside = frame.system_tokens + frame.reserved
+        recall = int(self.config.recall_token_ratio * self.window)
+        hard = max(1, self.window - outside)
+        budget = int(self.config.reset_token_ratio * self.window) - outside - recall
+        if reason in ("refresh", "manual"):
+            budget = min(budget, int((tokens - outside) * (1 - self.config.summary_ratio)))
+        return max(0, min(budget, hard)), hard
 
-    async def _passes(self, source: list[Message]) -> list[_Pass]:
-        """The depth strategy: one pass, a second when still over the trigger and the depth guard allows it, and
-        when it does not, one retry of the last pass with a smaller verbatim tail; the smaller tail also when a
-        first pass finds nothing outside the tail while the history is over the window."""
+    def _strategy(self, *, summarize: bool = True) -> TailGuard:
         cfg = self.config
-        budget = int(cfg.reset_token_ratio * self.window)
-        passes: list[_Pass] = []
-        current = source
-        reduced = False
-        while True:
-            state = self.state
-            try:
-                result, chain = await self._run(current, cfg.preserve_recent, budget, state.depth)
-            except _Abort as abort:
-                if passes:
-                    break
-                # Nothing outside the verbatim tail to work on, yet over the window: the tail itself must give.
-                smaller = _adaptive_tail(current, cfg.preserve_recent, budget, self.counter)
-                over_window = self.counter.count_messages(current) > self.window
-                if abort.kind != "nothing" or not over_window or smaller >= cfg.preserve_recent:
-                    raise
-                reduced = True
-                result, chain = await self._run(current, smaller, budget, state.depth)
-            over = result.tokens_after / self.window >= cfg.trigger_token_ratio
-            can_follow = not passes and state.depth + 1 < cfg.max_summary_chain_depth
-            if over and not can_follow and not reduced:
-                reduced = True
-                smaller = _adaptive_tail(current, cfg.preserve_recent, budget, self.counter)
-                if smaller < cfg.preserve_recent:
-                    try:
-                        retry, retry_chain = await self._run(current, smaller, budget, state.depth)
-                        if retry.tokens_after < result.tokens_after:
-                            result, chain = retry, retry_chain
-                    except _Abort:
-                        pass
-            written = self._archive_pass(current, result, chain, state)
-            if written is None:
-                if passes:
-                    break
-                raise _Abort("archive", "archiving the originals failed; history kept")
-            passes.append(written)
-            current = list(result.messages)
-            if not (result.tokens_after / self.window >= cfg.trigger_token_ratio and can_follow):
-                break
-        return passes
+        if not summarize:
+            inner: Strategy = AutoStrategy(summarize=False)
+        elif isinstance(self.strategy, str):
+            options = StrategyOptions(
+                summary_ratio=cfg.summary_ratio,
+                preserve_recent=cfg.preserve_recent,
+                min_summary_share=cfg.summary_ratio,
+            )
+            inner = strategy_named(self.strategy, options)
+        else:
+            inner = self.strategy
+        return TailGuard(inner, cfg.preserve_recent, inner.name)
 
-    async def _run(
-        self, messages: Sequence[Message], preserve: int, budget: int, depth: int
-    ) -> tuple[CompactResult, SummarizerChain]:
+    async def _pipeline(
+        self, messages: list[Message], budget: int, hard: int, depth: int
+    ) -> tuple[tuple[Message, ...], SummarizerChain, list[CompactResult]]:
+        """The configured strategy, then, when it could not do its work or left the history over the window, the
+        model-free last resorts (`AutoStrategy(summarize=False)`)."""
         cfg = self.config
         chain = SummarizerChain(
             self.summarizers,
@@ -425,84 +537,153 @@ class ContextManager:
             cfg.summarizer_input_cap_tokens,
             self._sleep,
             header=meta_header(len(messages), self.counter.count_messages(messages), depth),
+            timeout_s=cfg.summarizer_timeout_seconds,
         )
+        role: SummaryRole = "system" if cfg.summary_role == "system" else "user"
+        common: dict[str, Any] = {
+            "counter": self.counter,
+            "budget": budget,
+            "hard_limit": hard,
+            "provider": self.provider,
+            "max_depth": cfg.max_summary_chain_depth,
+            "summary_role": role,
+            "max_summarizer_input_tokens": max(cfg.summarizer_input_cap_tokens - META_ALLOWANCE_TOKENS, 50),
+        }
+        first = await compact(messages, self._strategy(), summarizer=chain, **common)
+        results = [first]
+        current = first.messages if first.changed else tuple(messages)
+        size = first.tokens_after
+        trigger = int(cfg.trigger_token_ratio * self.window)
+        if size > hard or (first.errors and size > trigger):
+            second = await compact(current, self._strategy(summarize=False), summarizer=None, **common)
+            results.append(second)
+            if second.changed:
+                current = second.messages
+        return current, chain, results
+
+    async def _run(
+        self, frame: _Frame, reason: SummarizationReason, tokens_before: int, started: float
+    ) -> Prepared[Any]:
+        cfg = self.config
+        state = self.state
+        source = self._output_messages()
+        covers = self._covers + [(i, i + 1, True) for i in range(self._view.n_in, len(self._codec.messages))]
+        budget, hard = self._budgets(frame, reason, tokens_before)
+        depth = max((message_depth(m) for m in source), default=0)
         try:
-            result = await compact(
-                messages,
-                strategy_for(self.strategy, cfg, preserve, model_free=depth >= cfg.max_summary_chain_depth),
-                summarizer=chain,
-                counter=self.counter,
-                budget=budget,
-                hard_limit=self.window,
-                provider=self.provider,
-                max_summarizer_input_tokens=max(cfg.summarizer_input_cap_tokens - META_ALLOWANCE_TOKENS, 50),
-            )
+            final, chain, results = await self._pipeline(source, budget, hard, depth)
         except Exception as exc:  # a planner bug or an unusable history: fail open, say why
             logger.exception("session=<%s> | compaction raised; history kept", self.session)
-            raise _Abort("error", f"{type(exc).__name__}: {exc}") from exc
-        if not result.changed:
-            if result.errors:
-                error = result.errors[-1].error
-                raise _Abort(error.kind, str(error), error)
-            raise _Abort("nothing", "the strategy found nothing to summarize")
-        if not result.valid:
-            raise _Abort("invalid_history", f"result invalid for {self.provider}: {result.problems[0]}")
-        if result.tokens_after >= result.tokens_before:
-            raise _Abort("nothing", "the result is not smaller")
-        return result, chain
-
-    def _archive_pass(
-        self, before: Sequence[Message], result: CompactResult, chain: SummarizerChain, state: SessionState
-    ) -> _Pass | None:
-        """Archive the originals with their record and the new state, in one transaction; None if it failed.
-
-        A pass that called no summarizer (it only masked or clipped tool output) still gets a record, chained like
-        any other, but does not advance the depth: the depth guard bounds summaries of summaries, and masking, which
-        touches each tool output once, cannot run away."""
-        removal = removed_messages(before, result.messages, state.archived)
+            return await self._failed(
+                frame, reason, f"{type(exc).__name__}: {exc}", "error", None, tokens_before, started
+            )
+        errors = [e.error for r in results for e in r.errors]
+        last_error = errors[-1] if errors else None
+        if len(final) == len(source) and all(a is b for a, b in zip(final, source, strict=True)):
+            if last_error is not None:
+                return await self._failed(
+                    frame, reason, str(last_error), last_error.kind, last_error, tokens_before, started
+                )
+            self._write_state(replace(state, count_after=self._n_out()))
+            logger.debug("session=<%s> | nothing to compact", self.session)
+            return await self._finish(frame, None, ())
+        removal = removed_messages(source, final, state.archived)
         record = build_record(
+            before=source,
+            after=final,
             removal=removal,
-            summary=summary_text(before, result.messages),
             structured=chain.structured[-1] if chain.structured else None,
-            depth=state.depth,
+            session=self.session,
             parent_id=state.last_record_id,
-            token_estimate=sum(self.counter.count_message(m) for _, m in removal[0]),
+            token_estimate=sum(self.counter.count_message(m) for _, m in removal.pairs),
         )
-        ratio_after = result.tokens_after / self.window
+        view = View.aligned(source, covers, final, self._prints)
+        tokens_after = self.counter.count_messages(final) + frame.system_tokens + frame.reserved
+        ratio_after = tokens_after / self.window
+        n = len(final)
         new = replace(
             state,
-            depth=state.depth + (1 if chain.calls > len(chain.failures) else 0),
+            depth=max((message_depth(m) for m in final), default=0),
             last_record_id=record.id,
-            armed=ratio_after < self.config.reset_token_ratio,
-            count_after=len(result.messages),
+            armed=ratio_after < cfg.reset_token_ratio,
+            count_after=n,
+            summarized_at=n,
             last_ratio=ratio_after,
-            archived=state.archived + len(removal[0]),
+            archived=state.archived + len(removal.pairs),
             summarizations=state.summarizations + 1,
+            view=view.to_data(),
         )
         try:
             ok = self.archive.archive_and_record(
-                self.session, removal[0], record, expected_version=state.version, new_state=new.to_data()
+                self.session, removal.pairs, record, expected_version=state.version, new_state=new.to_data()
             )
-        except Exception:
+        except Exception as exc:
             logger.exception("session=<%s> | archive write failed; history kept", self.session)
-            return None
+            return await self._failed(
+                frame, reason, f"archiving failed: {exc}", "archive", None, tokens_before, started
+            )
         if not ok:
-            logger.info("session=<%s> | state changed elsewhere during summarization; history kept", self.session)
+            logger.info("session=<%s> | compacted elsewhere meanwhile; using that", self.session)
             self._state = self._load_state()
-            return None
+            self._read(frame.items)
+            return await self._finish(frame, None, ())
         self._state = replace(new, version=state.version + 1)
-        return _Pass(result, record, self._state, len(removal[0]))
+        self._view_version = self._state.version
+        self._set_view(view)
+        self._read(frame.items)
+        event = SummarizationEvent(
+            reason=reason,
+            depth=record.depth,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            ratio=tokens_before / self.window,
+            messages_before=len(source),
+            messages_after=len(final),
+            messages_compressed=len(removal.pairs),
+            duration_s=time.perf_counter() - started,
+            session_id=self.session,
+            summary_text=record.summary,
+            timestamp=datetime.now(UTC).isoformat(),
+            record_ids=(record.id,),
+            summarizer_calls=chain.calls,
+            errors=tuple(str(e) for e in errors),
+            over_window=tokens_after > self.window,
+        )
+        await self.events.emit(event)
+        return await self._finish(frame, event, (record,), tokens_before)
 
-
-def _adaptive_tail(messages: Sequence[Message], preserve: int, budget: int, counter: TokenCounter) -> int:
-    """The largest tail below `preserve` (at least 2) whose messages take at most half the budget: room is left
-    for the summary and the turns to come."""
-    total = 0
-    best = 2
-    for k in range(1, min(preserve, len(messages)) + 1):
-        total += counter.count_message(messages[-k])
-        if total > budget // 2:
-            break
-        if k < preserve:
-            best = max(best, k)
-    return best
+    async def _failed(
+        self,
+        frame: _Frame,
+        reason: SummarizationReason,
+        detail: str,
+        kind: str,
+        error: SummarizerError | None,
+        tokens_before: int,
+        started: float,
+    ) -> Prepared[Any]:
+        """Fail open (or raise with ``abort_on_failure``): the mapped input comes back, the cooldown starts, an event
+        says why."""
+        state = self.state
+        n = self._n_out()
+        self._write_state(
+            replace(state, count_after=n, last_ratio=tokens_before / self.window, failures=state.failures + 1)
+        )
+        aborting = self.config.abort_on_failure and error is not None
+        event = SummarizationFailedEvent(
+            reason=reason,
+            depth=state.depth + 1,
+            tokens_before=tokens_before,
+            error=detail,
+            error_kind=kind,
+            retryable=error.retryable if error is not None else False,
+            aborted=aborting,
+            ratio=tokens_before / self.window,
+            duration_s=time.perf_counter() - started,
+            session_id=self.session,
+            timestamp=datetime.now(UTC).isoformat(),
+        )
+        await self.events.emit(event)
+        if aborting and error is not None:
+            raise error
+        return await self._finish(frame, event, ())

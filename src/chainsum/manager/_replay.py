@@ -1,9 +1,11 @@
 """Replay a recorded conversation through a `ContextManager` as an agent would, and report what it cost.
 
 How requests are cut: a model request happens before each assistant message of the recording (the first message
-excepted). What is sent is the manager's output for the previous request (so earlier compactions stay in effect),
-plus every message recorded since, and `ContextManager.prepare` runs on that before it is "sent". Consecutive
-assistant messages (one per content block in some logs) are each a request, as in ``bench/bench_manager.py``.
+excepted). The caller holds the whole recording so far and gives it to `ContextManager.prepare` every time, as a
+chat app reading its database does (the manager maps it onto what it sent last time); with ``adopt=True`` the
+caller instead sends back the manager's previous output plus what was recorded since, as an agent framework that
+replaces its state does. Consecutive assistant messages (one per content block in some logs) are each a request,
+as in ``bench/bench_manager.py``.
 
 What each request costs, estimated with prompt caching: the longest common prefix of this request's messages and
 the previous request's (by identity, else equality) counts as cached input, the rest as fresh input, at the prices
@@ -14,19 +16,20 @@ are the manager's own counter's: the sum of the messages plus the reply priming.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from .._sync import sync_version
 from ..messages import Message
 from ..rules import validate
 from ..tokens import TokenCounter
 from ._events import SummarizationEvent, SummarizationFailedEvent
-from ._manager import ContextManager
-from ._manager_calls import AnySummarizer
+from ._manager import ContextManager, Prepared
+from ._recall import is_recall_message
+from ._summarizers import AnySummarizer
 
 __all__ = ["CountingSummarizer", "Prices", "ReplayReport", "TurnReport", "replay", "replay_sync", "request_indices"]
 
@@ -91,6 +94,8 @@ class TurnReport:
     over_window: bool
     seconds: float
     """Time spent in `prepare`."""
+    recalled: tuple[str, ...] = ()
+    """Archive ids of the originals recalled into this request."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +113,7 @@ class TurnReport:
             "valid": self.valid,
             "over_window": self.over_window,
             "seconds": round(self.seconds, 6),
+            "recalled": list(self.recalled),
         }
 
 
@@ -141,6 +147,7 @@ class ReplayReport:
             "cached_input_tokens": sum(x.cached_input_tokens for x in t),
             "cost_usd": round(sum(x.cost_usd for x in t), 8),
             "over_window": sum(x.over_window for x in t),
+            "recalled": sum(len(x.recalled) for x in t),
             "invalid": sum(x.valid is False for x in t),
             "final_depth": self.final_depth,
             "seconds": round(sum(x.seconds for x in t), 6),
@@ -211,6 +218,7 @@ async def replay(
     prices: Prices | None = None,
     check_valid: bool = True,
     progress: ProgressFn | None = None,
+    adopt: bool = False,
 ) -> ReplayReport:
     """Feed `messages` to `manager` one request at a time (see the module docstring) and report each request.
 
@@ -240,7 +248,7 @@ async def replay(
         elif isinstance(prepared.event, SummarizationFailedEvent):
             failures += 1
             reason = f"failed:{prepared.event.error_kind}"
-        context = tokens.total(sent)
+        context = prepared.tokens_after
         k = _common_prefix(sent, previous)
         cached = min(context, tokens.total(sent[:k])) if k else 0
         s_calls = (counting.calls - calls0) if counting else 0
@@ -260,11 +268,13 @@ async def replay(
                 summarizer_input_tokens=s_tokens,
                 cost_usd=cost,
                 valid=(not validate(sent, manager.provider)) if check_valid else None,
-                over_window=context > manager.window,
+                over_window=prepared.over_window,
                 seconds=seconds,
+                recalled=prepared.recalled,
             )
         )
-        history = list(sent)  # a copy: the next request's new messages must not alter `previous`
+        if adopt:
+            history = [m for m in sent if m.role != "user" or m not in recall_messages(prepared)]
         previous = sent
         if progress is not None:
             progress(n + 1, len(cuts))
@@ -282,16 +292,9 @@ async def replay(
     )
 
 
-def replay_sync(
-    messages: Sequence[Message],
-    manager: ContextManager,
-    *,
-    counting: CountingSummarizer | None = None,
-    prices: Prices | None = None,
-    check_valid: bool = True,
-    progress: ProgressFn | None = None,
-) -> ReplayReport:
-    """`replay` for code without an event loop."""
-    return asyncio.run(
-        replay(messages, manager, counting=counting, prices=prices, check_valid=check_valid, progress=progress)
-    )
+def recall_messages(prepared: Prepared[Message]) -> list[Message]:
+    """The recall block of a prepared request (a caller adopting the output leaves it out: it is per request)."""
+    return [m for m in prepared.messages if is_recall_message(m)] if prepared.recalled else []
+
+
+replay_sync = sync_version(replay)

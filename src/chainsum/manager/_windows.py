@@ -46,8 +46,9 @@ class UnknownModelError(ChainsumError, LookupError):
         self.close = close
         hint = f"; close names: {', '.join(close)}" if close else ""
         super().__init__(
-            f"no context window known for model {model_id!r}{hint}; pass the window explicitly "
-            f"(overrides={{{model_id!r}: tokens}} or SUMMARIZATION_CONTEXT_WINDOW)"
+            f"no context window known for model {model_id!r}{hint}; give the window in tokens: "
+            "--context-window on the command line, SUMMARIZATION_CONTEXT_WINDOW in the environment, "
+            "context_window= in Python"
         )
 
 

@@ -1,5 +1,8 @@
 """Where a conversation's originals, summary chain and manager state outlive the process.
 
+It owns the `Archive` protocol the context manager writes through and the `SummaryRecord` it writes, so nothing here
+imports a layer above `chainsum.messages`; `MemoryArchive` is the in-process archive (the manager's default).
+
 `Store` is the protocol the manager talks to; `SQLiteStore` (standard library, a file or memory) is the default
 and `PostgresStore` (``pip install "chainsum[postgres]"``, imported lazily) serves several processes or machines.
 Both run the same test suite. Archived messages are kept as canonical JSON with their SHA-256 and verified on the
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._archive import Archive, ArchiveState, MemoryArchive, SearchHit, StateSnapshot
 from ._errors import (
     ArchiveConflictError,
     ArchiveIntegrityError,
@@ -21,25 +25,45 @@ from ._errors import (
     StoreError,
     UnknownSummaryError,
 )
-from ._protocol import ArchivedMessage, SearchHit, Store, StoredState
+from ._protocol import ArchivedMessage, Store, StoredState
+from ._records import (
+    MAX_FACET_ITEMS,
+    MAX_KEY_POINTS,
+    SummaryContext,
+    SummaryRecord,
+    canonical_json,
+    message_sha256,
+    sha256_all,
+)
 from ._sqlite import SQLiteStore
 
 if TYPE_CHECKING:
     from ._postgres import PostgresStore
 
 __all__ = [
+    "MAX_FACET_ITEMS",
+    "MAX_KEY_POINTS",
+    "Archive",
     "ArchiveConflictError",
     "ArchiveIntegrityError",
+    "ArchiveState",
     "ArchivedMessage",
+    "MemoryArchive",
     "PostgresStore",
     "SQLiteStore",
     "SchemaVersionError",
     "SearchHit",
+    "StateSnapshot",
     "Store",
     "StoreConnectionError",
     "StoreError",
     "StoredState",
+    "SummaryContext",
+    "SummaryRecord",
     "UnknownSummaryError",
+    "canonical_json",
+    "message_sha256",
+    "sha256_all",
 ]
 
 

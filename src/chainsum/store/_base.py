@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, Self, TypeVar
 
-from ..manager._records import SummaryRecord, canonical_json
 from ..messages import Message, message_from_dict
 from ._errors import ArchiveConflictError, ArchiveIntegrityError, StoreConnectionError, UnknownSummaryError
 from ._protocol import ArchivedMessage, SearchHit, StoredState
+from ._records import SummaryRecord, canonical_json
 from ._schema import searchable_text
 
 __all__ = ["ConnectionLost", "Row", "SqlStore", "Tx"]
@@ -118,7 +118,9 @@ class SqlStore(ABC):
         """Insert (session, message_id, position, role, json, sha256, created_ms) and index `text` for search."""
 
     @abstractmethod
-    def search(self, session: str | None, query: str, limit: int = 20) -> list[SearchHit]: ...
+    def search(
+        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False
+    ) -> list[SearchHit]: ...
 
     @abstractmethod
     def try_lock(self, session: str, *, wait_s: float = 0.0) -> AbstractContextManager[bool]: ...
@@ -311,6 +313,21 @@ class SqlStore(ABC):
         if [r[0] for r in rows] != list(record.original_message_ids):
             raise ArchiveIntegrityError(summary_id, "the summary's links to its originals were altered")
         return [_verified(r[0], r[1], r[2], expected.get(r[0])) for r in rows]
+
+    def originals(self, session: str, message_ids: Sequence[str]) -> dict[str, Message]:
+        """The archived messages of `session` with these ids (those that exist), each verified."""
+        ids = list(dict.fromkeys(message_ids))[:1000]
+        if not ids:
+            return {}
+        marks = ", ".join("?" * len(ids))
+        rows = self._transact(
+            lambda tx: tx.all(
+                f"SELECT message_id, json, sha256 FROM archive WHERE session = ? AND message_id IN ({marks})",
+                (session, *ids),
+            ),
+            write=False,
+        )
+        return {r[0]: _verified(r[0], r[1], r[2], None) for r in rows}
 
     def archived(self, session: str) -> list[ArchivedMessage]:
         rows = self._transact(

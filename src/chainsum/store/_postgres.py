@@ -28,10 +28,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, ClassVar, LiteralString, TypeVar, cast
 
 from ..errors import MissingDependencyError
+from ._archive import SearchHit
 from ._base import ConnectionLost, Row, SqlStore, Tx
 from ._errors import StoreConnectionError
 from ._migrations import POSTGRES_MIGRATIONS, Migration, migrate
-from ._protocol import SearchHit
 from ._schema import lock_key, query_words
 
 if TYPE_CHECKING:
@@ -176,19 +176,24 @@ class PostgresStore(SqlStore):
             (*row, text),
         )
 
-    def search(self, session: str | None, query: str, limit: int = 20) -> list[SearchHit]:
+    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
         words = query_words(query)
         if not words or limit <= 0:
             return []
+        # Any word: one plainto_tsquery per word, OR-ed with ||, so each word stays plain text (never tsquery syntax).
+        terms = (
+            " || ".join(["plainto_tsquery('simple', ?)"] * len(words)) if any_word else "plainto_tsquery('simple', ?)"
+        )
+        params: tuple[object, ...] = tuple(words) if any_word else (" ".join(words),)
         rows = self._transact(
             lambda tx: tx.all(
                 "SELECT a.session, a.message_id, a.position, a.role, "
-                "ts_headline('simple', a.search_text, q, 'StartSel=\"[\", StopSel=\"]\", MaxWords=16, MinWords=4'), "
-                "ts_rank(a.tsv, q) AS rank "
-                "FROM archive a, plainto_tsquery('simple', ?) AS q "
-                "WHERE a.tsv @@ q AND (CAST(? AS text) IS NULL OR a.session = ?) "
+                "ts_headline('simple', a.search_text, t.q, 'StartSel=\"[\", StopSel=\"]\", MaxWords=16, MinWords=4'), "
+                "ts_rank(a.tsv, t.q) AS rank "
+                f"FROM archive a, (SELECT {terms} AS q) AS t "
+                "WHERE a.tsv @@ t.q AND (CAST(? AS text) IS NULL OR a.session = ?) "
                 "ORDER BY rank DESC, a.seq LIMIT ?",
-                (" ".join(words), session, session, min(limit, 1000)),
+                (*params, session, session, min(limit, 1000)),
             ),
             write=False,
         )

@@ -6,13 +6,13 @@ session's archive, summary chain and state: SQLite and PostgreSQL ship here; tes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from ..manager._archive import Archive
-from ..manager._records import SummaryRecord
 from ..messages import Message
+from ._archive import Archive, SearchHit
+from ._records import SummaryRecord
 
 __all__ = ["ArchivedMessage", "SearchHit", "Store", "StoredState"]
 
@@ -46,19 +46,6 @@ class ArchivedMessage:
     message: Message
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SearchHit:
-    """One archived message matching a full-text query. Higher `rank` is a better match (within one search)."""
-
-    session: str
-    message_id: str
-    position: int
-    role: str
-    snippet: str
-    """A short excerpt with the matched terms between ``[`` and ``]``."""
-    rank: float
-
-
 @runtime_checkable
 class Store(Archive, Protocol):
     """Where a session's originals, summary chain and manager state outlive the process.
@@ -86,13 +73,18 @@ class Store(Archive, Protocol):
         """The originals a summary replaced, in its order, each verified against its SHA-256."""
         ...
 
+    def originals(self, session: str, message_ids: Sequence[str]) -> dict[str, Message]:
+        """The archived messages of `session` with these ids (those that exist), by id, each verified."""
+        ...
+
     def archived(self, session: str) -> list[ArchivedMessage]:
         """Every archived message of the session in position order, verified."""
         ...
 
-    def search(self, session: str | None, query: str, limit: int = 20) -> list[SearchHit]:
+    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
         """Full-text search over archived messages (all sessions when `session` is None), best first. The query is
-        plain words (all must match); any punctuation or search syntax in it is treated as text, never as syntax."""
+        plain words (all must match, or at least one with `any_word`, ranked by relevance); any punctuation or
+        search syntax in it is treated as text, never as syntax."""
         ...
 
     def close(self) -> None: ...

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from typing import ClassVar, TypeVar
 
+from ._archive import SearchHit
 from ._base import Row, SqlStore, Tx
 from ._migrations import SQLITE_MIGRATIONS, Migration, migrate
-from ._protocol import SearchHit
 from ._schema import query_words
 
 __all__ = ["SQLiteStore"]
@@ -31,6 +33,30 @@ __all__ = ["SQLiteStore"]
 logger = logging.getLogger("chainsum.store")
 
 _POLL_S = 0.02
+_HOST = socket.gethostname()
+
+
+def _holder_gone(owner: str) -> bool:
+    """True when `owner` (``host:pid:token``) names a process of this machine that no longer exists."""
+    host, _, rest = owner.partition(":")
+    pid_text = rest.partition(":")[0]
+    if host != _HOST or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, owned by another user
+        return False
+    try:  # a killed process its parent has not reaped yet is a zombie: gone too (Linux)
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
 
 T = TypeVar("T")
 
@@ -54,8 +80,11 @@ class _SqliteTx:
 class SQLiteStore(SqlStore):
     """A store in one SQLite file (or ``":memory:"``, private to this object).
 
-    `lock_lease_s` bounds how long a crashed process can keep a session's summarization lock; a live holder that
-    outlasts it is still safe, because its final write is a compare-and-set on the session's state version."""
+    The summarization lock is a lease of `lock_lease_s` seconds that its holder renews (a heartbeat every third of
+    it) for as long as it holds the lock: a holder that dies stops renewing and loses the lock within `lock_lease_s`
+    seconds; on the same machine, a waiter that sees the holder's process gone takes the lock at once. A live holder
+    whose lease ran out anyway (a stalled machine) is still safe, because its final write is a compare-and-set on
+    the session's state version."""
 
     _migrations: ClassVar[Sequence[Migration]] = SQLITE_MIGRATIONS
     """The steps `__init__` runs on an older file (a class attribute so that tests can add one)."""
@@ -65,7 +94,7 @@ class SQLiteStore(SqlStore):
         path: str | os.PathLike[str] = ":memory:",
         *,
         busy_timeout_ms: int = 30_000,
-        lock_lease_s: float = 600.0,
+        lock_lease_s: float = 10.0,
     ) -> None:
         super().__init__()
         self.path = os.fspath(path)
@@ -120,11 +149,11 @@ class SQLiteStore(SqlStore):
         assert inserted is not None
         tx.execute("INSERT INTO archive_fts (rowid, text) VALUES (?, ?)", (inserted[0], text))
 
-    def search(self, session: str | None, query: str, limit: int = 20) -> list[SearchHit]:
+    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
         words = query_words(query)
         if not words or limit <= 0:
             return []
-        match = " ".join(f'"{w}"' for w in words)
+        match = (" OR " if any_word else " ").join(f'"{w}"' for w in words)
         rows = self._transact(
             lambda tx: tx.all(
                 "SELECT a.session, a.message_id, a.position, a.role, "
@@ -143,17 +172,35 @@ class SQLiteStore(SqlStore):
 
     @contextmanager
     def try_lock(self, session: str, *, wait_s: float = 0.0) -> Generator[bool, None, None]:
-        owner = uuid.uuid4().hex
+        owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
         deadline = time.monotonic() + wait_s
         acquired = self._acquire(session, owner)
         while not acquired and time.monotonic() < deadline:
             time.sleep(_POLL_S)
             acquired = self._acquire(session, owner)
+        stop = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(session, owner, stop), daemon=True) if acquired else None
+        if beat is not None:
+            beat.start()
         try:
             yield acquired
         finally:
-            if acquired:
+            if beat is not None:
+                stop.set()
+                beat.join()
                 self._release(session, owner)
+
+    def _heartbeat(self, session: str, owner: str, stop: threading.Event) -> None:
+        """Renew the lease every third of it until `stop`; a failed renewal is logged and retried."""
+        while not stop.wait(self._lease_ms / 3000):
+            try:
+                with self._write() as tx:
+                    tx.execute(
+                        "UPDATE session_locks SET expires_ms = ? WHERE session = ? AND owner = ?",
+                        (int(time.time() * 1000) + self._lease_ms, session, owner),
+                    )
+            except sqlite3.Error:
+                logger.warning("session=<%s> | could not renew the summarization lease", session, exc_info=True)
 
     def _acquire(self, session: str, owner: str) -> bool:
         with self._mutex:
@@ -161,6 +208,10 @@ class SQLiteStore(SqlStore):
                 return False
             with self._write() as tx:
                 now = int(time.time() * 1000)
+                row = tx.one("SELECT owner, expires_ms FROM session_locks WHERE session = ?", (session,))
+                if row is not None and row[1] >= now and _holder_gone(str(row[0])):
+                    logger.info("session=<%s>, holder=<%s> | lock holder is gone; taking the lock", session, row[0])
+                    tx.execute("DELETE FROM session_locks WHERE session = ? AND owner = ?", (session, row[0]))
                 changed = tx.execute(
                     "INSERT INTO session_locks (session, owner, expires_ms) VALUES (?, ?, ?) "
                     "ON CONFLICT (session) DO UPDATE SET owner = excluded.owner, expires_ms = excluded.expires_ms "

@@ -1,54 +1,51 @@
-"""Strategies: planners deciding what to summarize, mask or keep (as data), and the one executor applying plans.
+"""Strategies: planners deciding what to summarize, mask or keep, as data (`Plan`); `chainsum.executor` applies
+them.
 
-- `AutoStrategy` (``auto``, the default): mask old tool output, then oversized pairs, then sections, until the
-  history fits the budget; over the hard limit (the window), clip the current turn's tool output as a last resort.
-- `RatioStrategy` (``ratio``): the oldest share of the messages into one summary, the recent ones kept.
+- `AutoStrategy` (``auto``, the default): mask old tool output when that is enough, else one summary block over
+  the oldest messages plus masks after it, landing just under the budget; past the hard limit, model-free last
+  resorts.
+- `RatioStrategy` (``ratio``): the oldest share of the messages into one summary block, the recent ones kept.
 - `MaskStrategy` (``mask``): no model; old tool output masked, huge tool output clipped.
 - `SectionsStrategy` (``sections``): the chain summarization spec.
 - `SafeSplitStrategy` (``safe-split``): the history safe-split spec.
 
-`compact` / `compact_sync` apply any of them, round after round, and return a `CompactResult`.
+`STRATEGIES` names them all (the CLI and the manager use it); `TailGuard` keeps any of them out of a verbatim tail.
 """
 
+from ..summarize import TranscriptCase
 from ._auto import AutoStrategy
-from ._execute import (
-    DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS,
-    CompactResult,
-    ProgressCallback,
-    StepError,
-    compact,
-    compact_sync,
-)
-from ._mask import CLIP_MARKER, MASK_PREFIX, MaskStrategy
-from ._plan import Clip, Mask, Plan, PlanContext, Step, Strategy, Summarize, SummarizePart, SummaryForm, TranscriptCase
+from ._guard import STRATEGIES, StrategyOptions, TailGuard, strategy_named
+from ._mask import CLIP_MARKER, MASK_PREFIX, MaskStrategy, clip_result, mask_result
+from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize, SummarizePart
 from ._ratio import RatioStrategy
 from ._safe_split import SafeSplitConfig, SafeSplitStrategy
 from ._sections import SectionsConfig, SectionsStrategy
 
 __all__ = [
     "CLIP_MARKER",
-    "DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS",
     "MASK_PREFIX",
+    "STRATEGIES",
     "AutoStrategy",
     "Clip",
-    "CompactResult",
+    "DropBlocks",
+    "Evict",
     "Mask",
     "MaskStrategy",
     "Plan",
     "PlanContext",
-    "ProgressCallback",
     "RatioStrategy",
     "SafeSplitConfig",
     "SafeSplitStrategy",
     "SectionsConfig",
     "SectionsStrategy",
     "Step",
-    "StepError",
     "Strategy",
+    "StrategyOptions",
     "Summarize",
     "SummarizePart",
-    "SummaryForm",
+    "TailGuard",
     "TranscriptCase",
-    "compact",
-    "compact_sync",
+    "clip_result",
+    "mask_result",
+    "strategy_named",
 ]

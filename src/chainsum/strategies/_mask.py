@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..chain import SUMMARIZATION_TOOL_NAME, match_results
+from ..chain import SUMMARIZATION_TOOL_NAME, current_turn_start, match_results
 from ..messages import Message, ResultPart, Text, ToolCall, ToolResult, part_size, utf8_len
 from ..summarize import key_identifiers
 from ._plan import Clip, Mask, Plan, PlanContext, Step
@@ -33,8 +33,8 @@ __all__ = [
     "MaskStrategy",
     "args_digest",
     "clip_result",
-    "current_turn_start",
     "is_masked",
+    "mask_candidates",
     "mask_result",
     "masked_text",
     "plan_current_turn_clips",
@@ -143,16 +143,6 @@ def clip_result(result: ToolResult, head: int, tail: int) -> ToolResult:
     )
 
 
-def current_turn_start(messages: Sequence[Message]) -> int:
-    """Index where the current turn starts: the last assistant message (the last body pair, whose calls may be
-    pending or signed), or the end when there is none. Nothing from here on is ever masked, clipped or
-    summarized by chainsum's own strategies."""
-    for i in range(len(messages) - 1, -1, -1):
-        if messages[i].role == "assistant":
-            return i
-    return len(messages)
-
-
 def _calls_for_results(messages: Sequence[Message], limit: int) -> dict[tuple[int, int], ToolCall | None]:
     """For each (message index, part index) of a tool result before `limit`, the call it answers (None when
     it answers nothing visible), pairing the way the chain does."""
@@ -175,7 +165,7 @@ def _calls_for_results(messages: Sequence[Message], limit: int) -> dict[tuple[in
     return out
 
 
-def plan_masks(
+def mask_candidates(
     messages: Sequence[Message],
     ctx: PlanContext,
     *,
@@ -183,12 +173,12 @@ def plan_masks(
     clip_chars: int,
     head: int,
     tail: int,
-    need: int | None,
-) -> tuple[list[Step], int]:
-    """Mask and clip steps, oldest first, stopping once their estimated saving reaches `need` tokens (all of
-    them when `need` is None), and that estimate (0 when `need` is None: nothing is counted then). Shared with
-    the ``auto`` strategy, whose first, cheapest phase this is."""
-    limit = current_turn_start(messages)
+    end: int | None = None,
+) -> list[tuple[Step, int]]:
+    """Every mask and clip step the history allows before `end` (default: the current turn), oldest first, each with
+    the tokens it is expected to save. Results of the last `keep_last_turns` tool-using steps are only clipped (when
+    huge), never masked; masked results, summary pairs and results too small to gain anything are left alone."""
+    limit = current_turn_start(messages) if end is None else min(end, current_turn_start(messages))
     steps_with_calls = [i for i in range(limit) if messages[i].tool_calls and messages[i].role != "tool"]
     if keep_last_turns == 0:
         recent_from = limit
@@ -204,11 +194,8 @@ def plan_masks(
         message = messages[i]
         return counter.count_message(message) if len(message.parts) == 1 else counter.count_text(_result_text(result))
 
-    out: list[Step] = []
-    saved = 0
+    out: list[tuple[Step, int]] = []
     for (i, pi), call in sorted(calls.items()):
-        if need is not None and saved >= need:
-            break
         result = messages[i].parts[pi]
         assert isinstance(result, ToolResult)
         if is_masked(result) or result.name == SUMMARIZATION_TOOL_NAME:
@@ -219,25 +206,51 @@ def plan_masks(
         if i < recent_from:
             placeholder = _placeholder_bound(result, call)
             if size > utf8_len(placeholder):
-                saving = 0 if need is None else tokens_of(i, result) - counter.count_text(placeholder)
-                if need is None or saving > 0:
+                saving = tokens_of(i, result) - counter.count_text(placeholder)
+                if saving > 0:
                     reason = f"old tool output ({size} bytes), before the last {keep_last_turns} tool-using steps"
-                    out.append(Mask(index=i, part=pi, reason=reason))
-                    saved += saving
+                    out.append((Mask(index=i, part=pi, reason=reason), saving))
                     continue
         text = _result_text(result)
         if len(text) > clip_chars and CLIP_MARKER not in text:
             kept = head + tail
-            saving = 0 if need is None else tokens_of(i, result) * (len(text) - kept) // len(text)
+            saving = tokens_of(i, result) * (len(text) - kept) // len(text)
             reason = f"tool output of {len(text)} characters exceeds {clip_chars}; keeping head and tail"
-            out.append(Clip(index=i, part=pi, head=head, tail=tail, reason=reason))
-            saved += saving
+            out.append((Clip(index=i, part=pi, head=head, tail=tail, reason=reason), saving))
+    return out
+
+
+def plan_masks(
+    messages: Sequence[Message],
+    ctx: PlanContext,
+    *,
+    keep_last_turns: int,
+    clip_chars: int,
+    head: int,
+    tail: int,
+    need: int | None,
+    end: int | None = None,
+) -> tuple[list[Step], int]:
+    """Mask and clip steps, oldest first, stopping once their estimated saving reaches `need` tokens (all of
+    them when `need` is None), and that estimate. Shared with the ``auto`` strategy, whose first, cheapest phase
+    this is."""
+    out: list[Step] = []
+    saved = 0
+    for step, saving in mask_candidates(
+        messages, ctx, keep_last_turns=keep_last_turns, clip_chars=clip_chars, head=head, tail=tail, end=end
+    ):
+        if need is not None and saved >= need:
+            break
+        out.append(step)
+        saved += saving
     return out, saved
 
 
 def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, need: int, min_keep: int) -> list[Step]:
-    """Clips of the current turn's tool output, largest first, cutting about `need` tokens in all; each result
-    keeps at least `min_keep` characters (two thirds head, one third tail).
+    """Clips of the current turn's tool output as a group, cutting about `need` tokens in all: the results share
+    what the group may keep (water filling: small results stay whole, the largest are clipped most, to one common
+    size), each keeping at least `min_keep` characters of head and tail, or 200 when the window is too small for
+    that.
 
     The last resort of the ``auto`` strategy when the history is over the context window (`PlanContext.hard_limit`):
     a tool that returned more than the window holds would otherwise make the next request fail at the provider,
@@ -249,23 +262,38 @@ def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, ne
         for pi, part in enumerate(messages[i].parts):
             if isinstance(part, ToolResult) and not is_masked(part):
                 text = _result_text(part)
-                if len(text) > min_keep and CLIP_MARKER not in text:
+                if CLIP_MARKER not in text:
                     found.append((counter.count_text(text), i, pi, text))
+    total = sum(f[0] for f in found)
+    room = max(0, total - need)
+    cap = _water_level([f[0] for f in found], room)
+    floor_chars = min_keep if room >= len(found) * (min_keep // 3) else 200
     out: list[Clip] = []
-    left = need
-    for tokens, i, pi, text in sorted(found, key=lambda f: (-f[0], f[1], f[2])):
-        if left <= 0:
-            break
-        cut = min(left, tokens)
-        keep = max(min_keep, len(text) * (tokens - cut) // max(tokens, 1))
+    for tokens, i, pi, text in found:
+        if cap is None or tokens <= cap:
+            continue
+        keep = max(floor_chars, len(text) * cap * 9 // (max(tokens, 1) * 10))  # 10 % margin: token estimates
         if keep >= len(text) * 9 // 10:  # saves under a tenth: not worth losing the middle of the output
             continue
         head = keep * 2 // 3
         reason = f"current-turn tool output of {len(text)} characters over the hard limit; keeping {keep}"
         out.append(Clip(index=i, part=pi, head=head, tail=keep - head, reason=reason))
-        left -= tokens * (len(text) - keep) // len(text)
     out.sort(key=lambda c: (c.index, c.part))
     return [*out]
+
+
+def _water_level(sizes: Sequence[int], room: int) -> int | None:
+    """The common size the largest of `sizes` are cut to so that they add up to at most `room`; None when they fit."""
+    if sum(sizes) <= room:
+        return None
+    ordered = sorted(sizes)
+    left = room
+    for k, size in enumerate(ordered):
+        share = left // (len(ordered) - k)
+        if size > share:
+            return max(share, 1)
+        left -= size
+    return None  # pragma: no cover - unreachable: the sum was over the room
 
 
 @dataclass(frozen=True, slots=True)

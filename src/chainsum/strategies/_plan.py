@@ -1,4 +1,4 @@
-"""Plans: what a strategy decides, as data. The executor (`_execute.py`) is the only code that changes messages.
+"""Plans: what a strategy decides, as data. The executor (`chainsum.executor`) is the only code that changes messages.
 
 A plan is a tuple of steps over the *flat* message list a strategy was given (indices into it). Steps never
 overlap. A strategy is a planner: ``plan(messages, ctx) -> Plan``. The executor applies a plan, then asks the
@@ -16,6 +16,10 @@ Steps:
   (safe-split's message-level summarization).
 - `Mask`: replace an old tool result's content by a short placeholder (no model).
 - `Clip`: keep the head and tail of a huge tool result, with a marker in between (no model).
+- `DropBlocks`: move the oldest blocks of a record message to the archive (no model): how a summary chain at its
+  depth cap makes room, instead of summarizing summaries ever deeper.
+- `Evict`: move a span of old messages to the archive without a summary (no model); a depth-0 block in the record
+  says so. The last resort over the context window, when nothing else brings the history under it.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
+from ..chain import SummaryForm
 from ..messages import Message
-from ..summarize._transcript import TranscriptCase
+from ..summarize import TranscriptCase
 from ..tokens import TokenCounter
 
 __all__ = [
     "Clip",
+    "DropBlocks",
+    "Evict",
     "Mask",
     "Plan",
     "PlanContext",
@@ -37,21 +44,8 @@ __all__ = [
     "Strategy",
     "Summarize",
     "SummarizePart",
-    "SummaryForm",
     "TranscriptCase",
 ]
-
-SummaryForm: TypeAlias = Literal["pair", "completion", "system", "user", "snapshot"]
-"""How a summary enters the history:
-
-- ``pair``: the chain spec's synthetic `execute_task_and_return_summary` call and result (a Summarization body
-  pair), with the fake reasoning signature when the replaced content had tool-call reasoning;
-- ``completion``: an assistant text starting with `SUMMARIZED_CONTENT_PREFIX` (a Completion pair);
-- ``system``: a system message tagged with the summary depth (the ratio strategy; provider repair later folds it
-  into a user turn for providers that allow system text only at the start);
-- ``user``: a user message holding the summary (used when human messages themselves are summarized);
-- ``snapshot``: safe-split's context-restoration message wrapping a ``<state_snapshot>``.
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +58,11 @@ class Summarize:
     case: TranscriptCase = "context"
     context: tuple[int, ...] = ()
     """Indices of human messages shown to the summarizer as context but kept in the history."""
+    target_tokens: int | None = None
+    """The summary's length target (the transcript asks for it); None: the summarizer's own default."""
+    keep: tuple[int, ...] = ()
+    """Indices inside the span kept verbatim, right after the summary (``record`` form): the newest user message of
+    an agent's long turn is the task itself and never leaves the context. The summarizer sees them as context."""
     kind: Literal["summarize"] = "summarize"
 
 
@@ -95,7 +94,28 @@ class Clip:
     kind: Literal["clip"] = "clip"
 
 
-Step: TypeAlias = Summarize | SummarizePart | Mask | Clip
+@dataclass(frozen=True, slots=True)
+class DropBlocks:
+    index: int
+    """The record message."""
+    count: int
+    """How many of its oldest blocks leave the context (a depth-0 block notes them; see `Evict`)."""
+    reason: str
+    kind: Literal["drop_blocks"] = "drop_blocks"
+
+
+@dataclass(frozen=True, slots=True)
+class Evict:
+    start: int
+    end: int
+    """``messages[start:end]`` leave the context for the archive, unsummarized (cut where `safe_cuts` allows)."""
+    reason: str
+    keep: tuple[int, ...] = ()
+    """Indices inside the span that stay (see `Summarize.keep`)."""
+    kind: Literal["evict"] = "evict"
+
+
+Step: TypeAlias = Summarize | SummarizePart | Mask | Clip | DropBlocks | Evict
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +139,13 @@ class PlanContext:
     """Which round of the executor loop this is (0 first)."""
     depth: int = 0
     """How many summaries deep the history already is (summaries of summaries)."""
+    keep_recent: int = 0
+    """The last this many messages stay verbatim (the manager's ``preserve_recent``, set by `TailGuard`); a planner
+    that knows it plans around them, and the guard removes what reaches into them anyway. Ignored past
+    `hard_limit`."""
+    max_depth: int = 3
+    """Deepest summary of summaries a strategy may write (`chain.message_depth`); at the cap, the oldest blocks of a
+    record leave the context (`DropBlocks`) instead of being folded into a deeper summary."""
     hard_limit: int | None = None
     """Tokens above which the provider rejects the request (the model's context window), when known. Only past it
     may a strategy edit the current turn: ``auto`` then clips the current turn's oversized tool output, as a last

@@ -8,9 +8,12 @@ messages are always kept. Choices the spec leaves open, written down:
   ``preserve_recent`` messages and the current turn (the last body pair and what follows it) stay out of it.
 - The cut moves to the nearest safe cut (`chainsum.chain.safe_cuts`) at or before that cap, never into the kept
   tail; on a tie the earlier cut wins (summarize less rather than more).
-- The summary is one ``system``-form message tagged with its depth. An earlier chainsum summary sitting right
-  after the system prompt is summarized again with the rest (Strands folds its previous summary into the next
-  one), so summaries do not pile up; the user's own system messages are never in a span.
+- The summary is one more block of the record message (`chain.record_message`, a user-role record by default,
+  not a system message: it holds what tools and users said). Strands folds its previous summary into every next
+  one, which raises the depth each time until a depth guard stops summarizing for good; here blocks are folded only
+  when they outgrow their share of the budget, and at the depth cap the oldest leave the context for the archive
+  (`_record.record_steps`), so the strategy keeps working for ever. The user's own system messages are never in
+  a span.
 - Without a budget the strategy acts once (round 0), as Strands does on each overflow; with a budget it acts
   again on the result while the history is over it.
 """
@@ -22,9 +25,8 @@ from dataclasses import dataclass
 
 from ..chain import safe_cuts
 from ..messages import Message
-from ._execute import is_summary_system, summarizable_history
-from ._mask import current_turn_start
-from ._plan import Plan, PlanContext, Summarize
+from ._plan import Plan, PlanContext
+from ._record import layout, record_steps
 
 __all__ = ["RatioStrategy"]
 
@@ -37,6 +39,8 @@ class RatioStrategy:
     """Share of the non-system messages to summarize, in [0.1, 0.8]."""
     preserve_recent: int = 10
     """Messages at the end that are always kept."""
+    summary_share: float = 0.25
+    """Share of the budget the record's summary blocks may take together (see `_record.record_steps`)."""
     name: str = "ratio"
 
     def __post_init__(self) -> None:
@@ -46,32 +50,39 @@ class RatioStrategy:
             raise ValueError(f"preserve_recent must be >= 0, got {self.preserve_recent}")
 
     def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
+        tokens = ctx.counter.count_messages(messages)
         if ctx.budget is None:
             if ctx.round > 0:
                 return Plan(note="no budget: one pass only")
-        else:
-            tokens = ctx.counter.count_messages(messages)
-            if tokens <= ctx.budget:
-                return Plan(note=f"fits the budget ({tokens} <= {ctx.budget} tokens): nothing to do")
-        # the span may run over earlier chainsum summaries and non-system messages, up to the next user system
-        start, end_limit = summarizable_history(messages)
+        elif tokens <= ctx.budget:
+            return Plan(note=f"fits the budget ({tokens} <= {ctx.budget} tokens): nothing to do")
+        lay = layout(messages)
         non_system = sum(1 for m in messages if m.role != "system")
         count = max(1, int(non_system * self.summary_ratio))
-        cap = min(end_limit, len(messages) - self.preserve_recent, current_turn_start(messages))
-        target = min(start + count, cap)
-        if target <= start:
+        cap = min(lay.end, len(messages) - max(self.preserve_recent, ctx.keep_recent))
+        target = min(lay.start + count, cap)
+        if target <= lay.start:
             return Plan(note=f"nothing old enough: the last {self.preserve_recent} messages and the current turn stay")
         cuts = safe_cuts(messages)
         best = -1
-        for c in range(start + 1, cap + 1):
+        for c in range(lay.start + 1, cap + 1):
             if cuts[c] and (best < 0 or abs(c - target) < abs(best - target)):
                 best = c
-        if best < 0:
+        if best < 0 or best - lay.start <= len(lay.keep(lay.start, best)):
             return Plan(note="no safe cut before the kept tail")
-        if best - start == 1 and is_summary_system(messages[start]):
-            return Plan(note="only the previous summary is old enough; nothing new to summarize")
         reason = (
-            f"oldest {best - start} of {non_system} non-system messages (ratio {self.summary_ratio}, target "
+            f"oldest {best - lay.start} of {non_system} non-system messages (ratio {self.summary_ratio}, target "
             f"{count}, moved to a safe cut); last {self.preserve_recent} kept"
         )
-        return Plan((Summarize(start=start, end=best, form="system", reason=reason),), note=reason)
+        budget = ctx.budget if ctx.budget is not None else tokens // 2
+        steps, _ = record_steps(
+            messages,
+            lay,
+            best,
+            counter=ctx.counter,
+            block_budget=max(int(budget * self.summary_share), 200),
+            min_block=60,
+            max_depth=ctx.max_depth,
+            reason=reason,
+        )
+        return Plan(tuple(steps), note=reason)

@@ -108,7 +108,7 @@ def plan_qa_pairs(messages: Sequence[Message], chain: Chain, config: SectionsCon
             Summarize(
                 start=first.human,
                 end=first.body_start,
-                form="user",
+                form="record",
                 reason=reason + f"; their {len(humans)} human messages become one summary",
                 case="human",
                 context=humans[1:],

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
 from ..messages import Message
-from ._transcript import TranscriptCase, parse_transcript, render_transcript
+from ._transcript import TranscriptCase, parse_transcript, parse_transcript_target, render_transcript
 
 __all__ = ["Extraction", "ExtractiveSummarizer", "Item", "Section", "key_identifiers"]
 
@@ -37,7 +37,7 @@ Section: TypeAlias = Literal["requests", "decisions", "actions", "errors", "iden
 SECTIONS: tuple[Section, ...] = ("requests", "decisions", "actions", "errors", "identifiers")
 _TITLES: dict[Section, str] = {
     "requests": "User requests:",
-    "decisions": "Decisions and conclusions:",
+    "decisions": "Assistant decisions and conclusions:",
     "actions": "Actions taken:",
     "errors": "Errors:",
     "identifiers": "Identifiers:",
@@ -120,6 +120,9 @@ class Item:
     count: int
     first: int
     last: int
+    weight: int = 1
+    """How much its mentions count: an identifier a person or the assistant wrote (an order id in the user's
+    request, the error the assistant names) weighs more than one read off tool output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +145,7 @@ class _Collector:
         self.seen: dict[Section, dict[str, list[int]]] = {name: {} for name in SECTIONS}
         self.scanned = 0
 
-    def add(self, section: Section, text: str, where: int) -> None:
+    def add(self, section: Section, text: str, where: int, weight: int = 1) -> None:
         text = _WS.sub(" ", text[: self.max_item_chars * 4]).strip()
         if len(text) > self.max_item_chars:
             text = text[: self.max_item_chars - 3].rstrip() + "..."
@@ -150,16 +153,23 @@ class _Collector:
             return
         stats = self.seen[section].get(text)
         if stats is None:
-            self.seen[section][text] = [1, where, where]
+            self.seen[section][text] = [1, where, where, weight]
         else:
             stats[0] += 1
             stats[2] = where
+            stats[3] += weight
 
-    def identifiers(self, line: str, where: int, *, quotes: bool) -> None:
+    def identifiers(self, line: str, where: int, *, quotes: bool, phrases: bool = True, weight: int = 1) -> None:
+        """Identifiers of `line`. `quotes`: quoted names count too; `phrases` False (tool output) leaves out both
+        quoted and backticked text, the two patterns that can carry a whole sentence: what a tool returned may
+        hold instructions aimed at the model, and a summary must not repeat them as facts."""
+        patterns = (_COMBINED, _BACKTICKS, _QUOTES) if quotes else (_COMBINED, _BACKTICKS)
+        if not phrases:
+            patterns = (_COMBINED,)
         for start in range(0, len(line), _WINDOW):
             window = line[start : start + _WINDOW]
             found: dict[str, None] = {}  # one count per window, however many patterns match a token
-            for pattern in (_COMBINED, _BACKTICKS, _QUOTES) if quotes else (_COMBINED, _BACKTICKS):
+            for pattern in patterns:
                 self.scanned += len(window)
                 for match in pattern.finditer(window):
                     token = (
@@ -168,12 +178,12 @@ class _Collector:
                     if len(token) >= 3 and token.lower() not in _NOISE:
                         found[token] = None
             for token in found:
-                self.add("identifiers", token, where)
+                self.add("identifiers", token, where, weight + (1 if any(c.isdigit() for c in token) else 0))
 
     def result(self, messages: int) -> Extraction:
         sections: dict[Section, tuple[Item, ...]] = {}
         for name in SECTIONS:
-            sections[name] = tuple(Item(text, s[0], s[1], s[2]) for text, s in self.seen[name].items())
+            sections[name] = tuple(Item(text, s[0], s[1], s[2], s[3]) for text, s in self.seen[name].items())
         return Extraction(messages=messages, sections=sections, scanned=self.scanned)
 
 
@@ -250,14 +260,30 @@ def _assistant_lines(out: _Collector, lines: Sequence[str], where: int) -> None:
         out.add("decisions", last_sentence, last_at)
 
 
+_RESULT_HEAD = re.compile(r"^\[tool result(?: ([^\s\]]{1,80}))? for ")
+
+
+def _source(line: str) -> str | None:
+    """The tool named by a ``[tool result NAME for ID]`` line, "tool" when it names none; None for other lines."""
+    match = _RESULT_HEAD.match(line)
+    if match is None:
+        return None
+    return f"tool {match.group(1)}" if match.group(1) else "tool"
+
+
 def _tool_lines(out: _Collector, lines: Sequence[str], where: int) -> None:
+    """A tool message: only its errors are kept as items, each attributed to the tool that returned it (tool text
+    is never a decision; its identifiers are collected separately)."""
     error_result = False
+    source = "tool"
     for offset, line in enumerate(lines):
-        if line.startswith("[tool result"):
+        named = _source(line)
+        if named is not None:
+            source = named
             error_result = line.endswith(" error]")
             continue
         if error_result and line.strip():
-            out.add("errors", line, where + offset)
+            out.add("errors", f"({source}) {line}", where + offset)
             error_result = False
 
 
@@ -321,6 +347,8 @@ class ExtractiveSummarizer:
     """Longer requests, sentences and errors are shortened to this (identifiers are never cut below it)."""
     shares: dict[Section, float] = field(default_factory=lambda: dict(_SHARES), hash=False)
     """How the budget is split between sections; what a section does not use goes to the others."""
+    local: bool = field(default=True, init=False)
+    """Runs here, deterministically, with no model: a dry run may run it (`chainsum.executor.compact`)."""
 
     def __post_init__(self) -> None:
         if self.max_chars < 200 or (self.max_tokens is not None and self.max_tokens < 50):
@@ -350,19 +378,26 @@ class ExtractiveSummarizer:
         where = 0
         for block in parsed.blocks:
             lines = list(_lines(block.body))
+            tool = block.role == "tool"
+            source = "tool" if tool else block.role
             for offset, line in enumerate(lines):
                 at = where + offset
                 if block.role == "summary":
                     if not _OWN_LINE.match(line):
                         out.identifiers(line, at, quotes=True)
                     continue
+                named = _source(line)
+                if named is not None:
+                    source = named
+                    continue
                 code_like = line.startswith(("[tool call: ", "{", "["))
-                out.identifiers(line, at, quotes=not code_like)
-                if line.startswith("$ "):
+                weight = 1 if tool or code_like else 3
+                out.identifiers(line, at, quotes=not code_like, phrases=not tool, weight=weight)
+                if line.startswith("$ ") and not tool:
                     out.add("actions", line, at)
-                cue = _ERROR if block.role == "tool" else _PROSE_ERROR
-                if cue.search(line[:_WINDOW]) and not line.startswith(("[tool call: ", "[tool result")):
-                    out.add("errors", line, at)
+                cue = _ERROR if tool else _PROSE_ERROR
+                if cue.search(line[:_WINDOW]) and not line.startswith("[tool call: "):
+                    out.add("errors", line if block.role == "assistant" else f"({source}) {line}", at)
             if block.role == "user" or block.section == "context":
                 out.add("requests", _head(lines), where)
             elif block.role == "assistant" or block.role == "unknown":
@@ -377,8 +412,13 @@ class ExtractiveSummarizer:
         return replace(result, content_chars=sum(len(b.body) for b in parsed.blocks if b.role != "summary"))
 
     def summarize_text(self, transcript: str) -> str:
-        """The summary of a transcript (any text works; a chainsum transcript works best)."""
-        return self.format(self.extract(transcript))
+        """The summary of a transcript (any text works; a chainsum transcript works best). A transcript asking for
+        a length (``target_tokens``) gets at most about that many tokens (3.5 characters a token)."""
+        extraction = self.extract(transcript)
+        target = parse_transcript_target(transcript)
+        if target is None:
+            return self.format(extraction)
+        return self.format(extraction, limit=max(self.min_chars // 3, target * 7 // 2))
 
     @property
     def budget(self) -> int:
@@ -386,16 +426,18 @@ class ExtractiveSummarizer:
             return self.max_chars
         return min(self.max_chars, self.max_tokens * 4)
 
-    def budget_for(self, extraction: Extraction) -> int:
-        """The budget for this input: `budget`, narrowed to `ratio` of the content (but at least `min_chars`)."""
+    def budget_for(self, extraction: Extraction, *, limit: int | None = None) -> int:
+        """The budget for this input: `budget` (or `limit`, a length the caller asked for, which may be larger),
+        narrowed to `ratio` of the content (but at least `min_chars`)."""
+        budget = self.budget if limit is None else limit
         if extraction.content_chars <= 0 or self.ratio >= 1.0:
-            return self.budget
-        return min(self.budget, max(self.min_chars, int(extraction.content_chars * self.ratio)))
+            return budget
+        return min(budget, max(self.min_chars, int(extraction.content_chars * self.ratio)))
 
-    def select(self, extraction: Extraction) -> dict[Section, tuple[list[Item], int]]:
+    def select(self, extraction: Extraction, *, limit: int | None = None) -> dict[Section, tuple[list[Item], int]]:
         """The items each section keeps within the budget, and how many it leaves out."""
         # the header line (its real length) and one "(n more items left out for length)" line
-        budget = self.budget_for(extraction) - len(_header(extraction)) - 2 - _LEFT_OUT_CHARS
+        budget = self.budget_for(extraction, limit=limit) - len(_header(extraction)) - 2 - _LEFT_OUT_CHARS
         needs: dict[Section, int] = {}
         for name in SECTIONS:
             needs[name] = sum(_cost(i) for i in extraction.sections[name])
@@ -412,15 +454,24 @@ class ExtractiveSummarizer:
             share_left -= self.shares.get(name, 0.0)
         chosen: dict[Section, tuple[list[Item], int]] = {}
         for name in present:
-            ranked = sorted(
-                extraction.sections[name], key=lambda i: (i.count < 2, -i.last, -i.count, -len(i.text), i.first)
-            )
+            if name == "identifiers":
+                ranked = sorted(extraction.sections[name], key=lambda i: (-i.weight, -i.last, -len(i.text), i.first))
+            elif name == "requests":  # the first request states the task: it goes first, then the latest
+                ranked = sorted(extraction.sections[name], key=lambda i: (i.first != 0, i.count < 2, -i.last))
+            else:
+                ranked = sorted(
+                    extraction.sections[name], key=lambda i: (i.count < 2, -i.last, -i.count, -len(i.text), i.first)
+                )
             keep: list[Item] = []
             used = 0
             for item in ranked:
                 cost = _cost(item)
                 if used + cost > allowance[name]:
-                    continue
+                    room = allowance[name] - used - 8
+                    if keep or name == "identifiers" or room < 40:
+                        continue
+                    item = replace(item, text=item.text[:room].rstrip() + "...")  # the section's best, shortened
+                    cost = _cost(item)
                 if name == "identifiers" and any(item.text in other.text for other in keep):
                     continue  # "file.py" adds nothing next to "src/file.py"
                 keep.append(item)
@@ -430,11 +481,11 @@ class ExtractiveSummarizer:
             chosen[name] = (keep, len(ranked) - len(keep))
         return chosen
 
-    def format(self, extraction: Extraction) -> str:
-        """Plain text with one section per kind of item, within the budget."""
+    def format(self, extraction: Extraction, *, limit: int | None = None) -> str:
+        """Plain text with one section per kind of item, within the budget (and within `limit` characters)."""
         lines = [_header(extraction)]
         left_out = 0
-        for name, (items, dropped) in self.select(extraction).items():
+        for name, (items, dropped) in self.select(extraction, limit=limit).items():
             left_out += dropped
             if not items:  # a title with only "n more left out" under it spends the budget on nothing
                 continue
@@ -448,5 +499,5 @@ class ExtractiveSummarizer:
         if len(lines) == 1:
             lines.append("No text content.")
         text = "\n".join(lines)
-        budget = self.budget_for(extraction)
+        budget = self.budget_for(extraction, limit=limit)
         return text if len(text) <= budget else text[: budget - 3] + "..."

@@ -28,7 +28,7 @@ from typing import TypeVar
 
 from ..messages import Message, Text
 from ._protocol import SummarizerLike, call_summarizer
-from ._transcript import TranscriptCase, render_body, render_consolidation, render_transcript
+from ._transcript import TranscriptCase, body_limit, render_body, render_consolidation, render_transcript
 
 __all__ = ["approx_tokens", "summarize_chunked", "to_state_snapshot", "truncate_to_tokens"]
 
@@ -96,11 +96,21 @@ async def _bounded(limit: int, jobs: Sequence[Callable[[], Awaitable[_T]]]) -> l
 class _Chunker:
     """Packs messages into chunks whose rendered transcript fits the cap."""
 
-    def __init__(self, case: TranscriptCase, context: Sequence[Message], cap: int, count: Callable[[str], int]) -> None:
+    def __init__(
+        self,
+        case: TranscriptCase,
+        context: Sequence[Message],
+        cap: int,
+        count: Callable[[str], int],
+        target_tokens: int | None = None,
+        max_body_chars: int | None = None,
+    ) -> None:
         self.case: TranscriptCase = case
         self.context = tuple(context)
         self.cap = cap
         self.count = count
+        self.target_tokens = target_tokens
+        self.max_body_chars = max_body_chars
         if self.context and not self._fits([Message.of("user", "")]):
             logger.warning("context_messages=<%d> | context alone exceeds the input cap; dropped", len(self.context))
             self.context = ()
@@ -109,7 +119,9 @@ class _Chunker:
             raise ValueError(f"max_input_tokens={cap} is too small for the summarization instructions alone")
 
     def render(self, messages: Sequence[Message]) -> str:
-        return render_transcript(messages, self.case, self.context)
+        return render_transcript(
+            messages, self.case, self.context, target_tokens=self.target_tokens, max_body_chars=self.max_body_chars
+        )
 
     def _fits(self, messages: Sequence[Message]) -> bool:
         return self.count(self.render(messages)) <= self.cap
@@ -187,17 +199,33 @@ async def summarize_chunked(
     concurrency: int = 8,
     max_depth: int = 5,
     snapshot: bool = False,
+    target_tokens: int | None = None,
+    max_chunks: int | None = None,
 ) -> str:
     """Summarize `messages`, chunking and consolidating when their transcript exceeds `max_input_tokens`.
 
-    `snapshot=True` returns a single ``<state_snapshot>`` element (safe-split's form). Errors from the summarizer
-    propagate as `SummarizerError` (the caller falls back; nothing here replaces history). Raises `ValueError` for
-    an empty span or a cap too small for the instructions alone.
+    `snapshot=True` returns a single ``<state_snapshot>`` element (safe-split's form). `target_tokens` is the length
+    the final summary is asked to keep to. `max_chunks` bounds the map step: when the messages would need more
+    chunks, each long message is rendered as an excerpt (head and tail, `clip_body`) with one common length limit
+    chosen so that they fit, so the calls stay bounded however long the span. Errors from the summarizer propagate
+    as `SummarizerError` (the caller falls back; nothing here replaces history). Raises `ValueError` for an empty
+    span or a cap too small for the instructions alone.
     """
-    if concurrency < 1 or max_depth < 0 or max_input_tokens < 1:
-        raise ValueError("concurrency and max_input_tokens must be >= 1, max_depth >= 0")
+    if concurrency < 1 or max_depth < 0 or max_input_tokens < 1 or (max_chunks is not None and max_chunks < 1):
+        raise ValueError("concurrency, max_input_tokens and max_chunks must be >= 1, max_depth >= 0")
     count = count_tokens or approx_tokens
-    chunker = _Chunker(case, context, max_input_tokens, count)
+    limit = None
+    if max_chunks is not None:
+        bodies = [len(render_body(m)) + 60 for m in messages]
+        sample = list(messages[:: max(1, len(messages) // 64)])
+        ratio = sum(len(render_body(m)) + 60 for m in sample) / max(1, count(render_transcript(sample, case)))
+        allowed = int(max_chunks * max_input_tokens * 0.8 * ratio)
+        limit = body_limit(bodies, allowed)
+        if limit is not None:
+            logger.debug(
+                "messages=<%d>, body_chars=<%d> | span read as excerpts to bound the calls", len(messages), limit
+            )
+    chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit)
     whole = chunker.render(messages)
     if count(whole) <= max_input_tokens:
         summary = await _summarize_capped(summarizer, whole, len(whole))
@@ -206,7 +234,9 @@ async def summarize_chunked(
     logger.debug("messages=<%d>, chunks=<%d> | map", len(messages), len(chunks))
     transcripts = [chunker.render(chunk) for chunk in chunks]
     summaries = await _bounded(concurrency, [partial(_summarize_capped, summarizer, t, len(t)) for t in transcripts])
-    result = await _consolidate(summarizer, summaries, max_input_tokens, count, concurrency, max_depth, snapshot)
+    result = await _consolidate(
+        summarizer, summaries, max_input_tokens, count, concurrency, max_depth, snapshot, target_tokens
+    )
     return to_state_snapshot(result) if snapshot else result
 
 
@@ -218,11 +248,12 @@ async def _consolidate(
     concurrency: int,
     max_depth: int,
     snapshot: bool,
+    target_tokens: int | None = None,
 ) -> str:
     depth = 0
     while True:
         depth += 1
-        transcript = render_consolidation(summaries, snapshot=snapshot)
+        transcript = render_consolidation(summaries, snapshot=snapshot, target_tokens=target_tokens)
         if count(transcript) <= cap:
             return await _summarize_capped(summarizer, transcript, len(transcript))
         groups = _group(summaries, cap, count, snapshot)

@@ -31,12 +31,12 @@ Choices the spec leaves open, written down here:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias, assert_never, cast
 
+from ..chain import is_summary_message, record_blocks, summary_text, unforgeable_nonce
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult
 
 __all__ = [
@@ -45,7 +45,10 @@ __all__ = [
     "TranscriptBlock",
     "TranscriptCase",
     "TranscriptKind",
+    "body_limit",
+    "clip_body",
     "parse_transcript",
+    "parse_transcript_target",
     "render_body",
     "render_consolidation",
     "render_transcript",
@@ -98,11 +101,13 @@ TRANSCRIPT_INSTRUCTIONS: dict[TranscriptKind, str] = {
     ),
 }
 
+_TARGET = "Keep the summary under about {tokens} tokens (about {words} words); shorter is fine."
+
 _KINDS: tuple[TranscriptKind, ...] = ("context", "ai", "human", "consolidate", "snapshot")
 _KIND_BY_NAME: dict[str, TranscriptKind] = {k: k for k in _KINDS}
 _ROLE = re.compile(r"[a-z_]{1,20}")
 _BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-_HEADER = re.compile(r'<instructions case="([a-z]+)" markers="m_([0-9a-f]{16})">')
+_HEADER = re.compile(r'<instructions case="([a-z]+)" markers="m_([0-9a-f]{16})"(?: target_tokens="(\d{1,9})")?>')
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(;base64)?,", re.ASCII)
 _MAX_URL = 200
 
@@ -124,6 +129,8 @@ class ParsedTranscript:
     """None when the text was not a chainsum transcript (then `blocks` holds one block with all of it)."""
     nonce: str
     blocks: tuple[TranscriptBlock, ...]
+    target_tokens: int | None = None
+    """The length the summary should keep to, when the transcript asked for one."""
 
 
 def _escape(text: str) -> str:
@@ -237,21 +244,6 @@ def render_body(message: Message) -> str:
     return _escape(body) if body else "[empty]"
 
 
-def _nonce(bodies: Sequence[str]) -> str:
-    """A marker no body contains, from a hash of the bodies: deterministic, and not something content can aim at."""
-    digest = hashlib.sha256()
-    for body in bodies:
-        digest.update(body.encode("utf-8", "surrogatepass"))
-        digest.update(b"\x00")
-    seed = digest.digest()
-    counter = 0
-    while True:
-        nonce = hashlib.sha256(seed + counter.to_bytes(8, "big")).hexdigest()[:16]
-        if not any(nonce in body for body in bodies):
-            return nonce
-        counter += 1
-
-
 _Block: TypeAlias = tuple[str, Literal["context", "content"], str]
 
 
@@ -261,16 +253,18 @@ def _block(role: str, section: Literal["context", "content"], body: str) -> _Blo
     return (role if _ROLE.fullmatch(role) else "unknown", section, body)
 
 
-def _assemble(kind: TranscriptKind, blocks: Sequence[_Block]) -> str:
-    nonce = _nonce([body for _, _, body in blocks])
+def _assemble(kind: TranscriptKind, blocks: Sequence[_Block], target_tokens: int | None = None) -> str:
+    nonce = unforgeable_nonce([body for _, _, body in blocks])
     marker = f"m_{nonce}"
+    target = f' target_tokens="{target_tokens}"' if target_tokens is not None else ""
     out = [
-        f'<instructions case="{kind}" markers="{marker}">',
+        f'<instructions case="{kind}" markers="{marker}"{target}>',
         TRANSCRIPT_INSTRUCTIONS[kind],
         _UNTRUSTED.format(marker=marker),
-        "</instructions>",
-        "",
     ]
+    if target_tokens is not None:
+        out.append(_TARGET.format(tokens=target_tokens, words=max(1, target_tokens * 3 // 4)))
+    out += ["</instructions>", ""]
     sections: tuple[Literal["context", "content"], ...] = ("context", "content")
     index = 0
     for section in sections:
@@ -288,31 +282,91 @@ def _assemble(kind: TranscriptKind, blocks: Sequence[_Block]) -> str:
     return "\n".join(out) + "\n"
 
 
+def clip_body(body: str, limit: int) -> str:
+    """`body` cut to about `limit` characters: two thirds head, one third tail, and a marker saying how much of the
+    middle was left out (the summarizer then knows it reads an excerpt)."""
+    if len(body) <= limit:
+        return body
+    head = limit * 2 // 3
+    tail = limit - head
+    return f"{body[:head]}\n[... {len(body) - limit} characters left out ...]\n{body[len(body) - tail :]}"
+
+
+def body_limit(lengths: Sequence[int], total: int) -> int | None:
+    """The largest per-message length cap under which `lengths` add up to at most `total` characters (water
+    filling: short messages stay whole, long ones are clipped to one common length); None when all fit whole."""
+    if sum(lengths) <= total:
+        return None
+    ordered = sorted(lengths)
+    left = total
+    for i, n in enumerate(ordered):
+        share = left // (len(ordered) - i)
+        if n > share:
+            return max(share, 200)
+        left -= n
+    return None  # pragma: no cover - unreachable: the sum was over the total
+
+
 def render_transcript(
-    messages: Sequence[Message], case: TranscriptCase = "context", context: Sequence[Message] = ()
+    messages: Sequence[Message],
+    case: TranscriptCase = "context",
+    context: Sequence[Message] = (),
+    *,
+    target_tokens: int | None = None,
+    max_body_chars: int | None = None,
 ) -> str:
     """The full text sent to a summarizer: the case's instructions, then the messages in unforgeable blocks.
 
     `context` (human messages shown so the summarizer knows what was asked, for case ``context``) is rendered in
-    its own section before the content; with another case it is rendered the same way if given. Raises
+    its own section before the content; with another case it is rendered the same way if given. `target_tokens`
+    asks for a summary of about that length (the instructions say so, and the ``target_tokens`` attribute tells
+    summarizers that parse the transcript). `max_body_chars` clips each message to that many characters (head and
+    tail, see `clip_body`): how a very long span is made to fit a bounded number of summarizer calls. Raises
     `ValueError` when there is nothing to summarize (the spec's "cannot summarize empty message list").
     """
     if not messages:
         raise ValueError("cannot summarize an empty message list")
     if case not in ("context", "ai", "human"):
         raise ValueError(f"unknown transcript case {case!r}")
-    blocks = [_block(m.role, "context", render_body(m)) for m in context]
-    blocks += [_block(m.role, "content", render_body(m)) for m in messages]
-    return _assemble(case, blocks)
+
+    def body(m: Message) -> str:
+        text = render_body(m)
+        return text if max_body_chars is None else clip_body(text, max_body_chars)
+
+    blocks = [_block(m.role, "context", body(m)) for m in context]
+    for m in messages:
+        summaries = _summary_bodies(m)
+        if summaries is None:
+            blocks.append(_block(m.role, "content", body(m)))
+        else:  # an earlier summary being folded in: partial summaries, not a user or assistant speaking
+            blocks.extend(_block("summary", "content", _escape(text)) for text in summaries)
+    return _assemble(case, blocks, target_tokens)
 
 
-def render_consolidation(summaries: Iterable[str], *, snapshot: bool = False) -> str:
+def _summary_bodies(message: Message) -> list[str] | None:
+    """The summary texts a chainsum summary message carries (a record's blocks, each on its own), or None when it
+    is not one. Notes of messages moved to the archive are left out: they say nothing to summarize."""
+    blocks = record_blocks(message)
+    if blocks is not None:
+        return [b.text for b in blocks if b.depth > 0] or ["[earlier messages are in the archive]"]
+    if is_summary_message(message) and not (message.role == "assistant" and not message.text):
+        return [summary_text(message)]
+    return None
+
+
+def render_consolidation(summaries: Iterable[str], *, snapshot: bool = False, target_tokens: int | None = None) -> str:
     """A transcript asking to merge partial summaries (oldest first) into one; `snapshot` asks for a single
     ``<state_snapshot>`` (safe-split's consolidation)."""
     blocks = [_block("summary", "content", _escape(s) if s.strip() else "[empty]") for s in summaries]
     if not blocks:
         raise ValueError("no partial summaries to consolidate")
-    return _assemble("snapshot" if snapshot else "consolidate", blocks)
+    return _assemble("snapshot" if snapshot else "consolidate", blocks, target_tokens)
+
+
+def parse_transcript_target(text: str) -> int | None:
+    """The ``target_tokens`` a transcript asks for, reading only its header (cheap on huge transcripts)."""
+    header = _HEADER.search(text, 0, 4096)
+    return int(header.group(3)) if header is not None and header.group(3) else None
 
 
 def parse_transcript(text: str) -> ParsedTranscript:
@@ -328,6 +382,7 @@ def parse_transcript(text: str) -> ParsedTranscript:
             kind=None, nonce="", blocks=(TranscriptBlock(index=0, role="unknown", section="content", body=text),)
         )
     nonce = header.group(2)
+    target = int(header.group(3)) if header.group(3) else None
     marker = f"m_{nonce}"
     opener = re.compile(rf'<{marker} n="(\d+)" role="([a-z_]+)" section="(context|content)">\n')
     closer = f"\n</{marker}>"
@@ -347,4 +402,4 @@ def parse_transcript(text: str) -> ParsedTranscript:
             )
         )
         pos = end + len(closer)
-    return ParsedTranscript(kind=kind, nonce=nonce, blocks=tuple(blocks))
+    return ParsedTranscript(kind=kind, nonce=nonce, blocks=tuple(blocks), target_tokens=target)

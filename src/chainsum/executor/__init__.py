@@ -1,0 +1,21 @@
+"""The executor: the one piece of code that applies plans to messages.
+
+`compact` (and `compact_sync`) run any `chainsum.strategies.Strategy` round after round until the history fits the
+budget, calling the summarizer concurrently (bounded), checking every plan, failing open on summarizer errors and
+repairing the result for the provider. `CompactResult` says what happened, including what fell short.
+"""
+
+from ._compact import DEFAULT_MAX_CHUNKS, DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS, check_budget, compact, compact_sync
+from ._result import CompactResult, StepError
+from ._run import ProgressCallback
+
+__all__ = [
+    "DEFAULT_MAX_CHUNKS",
+    "DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS",
+    "CompactResult",
+    "ProgressCallback",
+    "StepError",
+    "check_budget",
+    "compact",
+    "compact_sync",
+]

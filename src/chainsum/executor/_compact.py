@@ -1,0 +1,226 @@
+"""`compact`: run a strategy's plans round after round until the history fits, then repair it for the provider.
+
+``compact(messages, strategy, ...)`` repairs the chain structure when it must, then loops: ask the strategy for a
+plan on the current history, check the plan (`check_plan`), run every summarizing step of the round concurrently
+under one semaphore, splice the replacements in, and go again until the plan is empty, the history fits the budget,
+a round gains nothing, or `max_rounds` is reached. Then the provider's repair runs as a last pass, and if the result
+is not smaller than the input, the input comes back unchanged.
+
+Failing open (DESIGN invariant 6): a summarizer that fails (any `SummarizerError`, including the wrapped exceptions
+of user callables) costs only its own step; the original messages stay, the error is recorded, and every other step
+of the round is still applied.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import cast
+
+from .._sync import sync_version
+from ..chain import Chain, SummaryRole, message_depth
+from ..errors import SummarizerError
+from ..messages import Message
+from ..rules import get_profile, repair, validate
+from ..strategies import Plan, PlanContext, Strategy
+from ..summarize import SummarizerLike, parse_transcript_target
+from ..tokens import TokenCounter
+from ._apply import apply_plan
+from ._check import check_plan
+from ._result import CompactResult, StepError
+from ._run import ProgressCallback, SummarizerRun
+
+__all__ = ["DEFAULT_MAX_CHUNKS", "DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS", "check_budget", "compact", "compact_sync"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 8000
+"""Largest transcript sent to the summarizer in one call; longer spans are chunked (map, then consolidate)."""
+DEFAULT_MAX_CHUNKS = 32
+"""Most chunks one summary is mapped over: a span longer than that many full calls is read as excerpts (each long
+message clipped to head and tail), so one summary costs a bounded number of calls however long the history."""
+
+_DRY_RUN_SUMMARY = "[dry run: a summary of about this length would stand here]"
+"""How the stand-in summaries of a dry run begin (followed by filler up to the planned length)."""
+
+
+def check_budget(value: object, name: str = "budget") -> int | None:
+    """`value` as a token count (None allowed), or ValueError naming `name` and saying why: the one rule for budgets
+    that the library, the CLI and the HTTP service share. 0 means "as small as possible"."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"{name} must be a whole number of tokens, got {type(value).__name__}")
+    if isinstance(value, str):
+        text = value.strip().replace("_", "").replace(",", "")
+        if not text.isdigit():
+            raise ValueError(f"{name} must be a whole number of tokens, got {value!r}")
+        return int(text)
+    if isinstance(value, float):
+        if not math.isfinite(value) or not value.is_integer():
+            raise ValueError(f"{name} must be a whole number of tokens, got {value!r}")
+        value = int(value)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0 tokens, got {value}")
+    return value
+
+
+def _depth(messages: Sequence[Message]) -> int:
+    return max((message_depth(m) for m in messages), default=0)
+
+
+async def compact(
+    messages: Sequence[Message],
+    strategy: Strategy,
+    *,
+    summarizer: SummarizerLike | None,
+    counter: TokenCounter,
+    budget: int | None = None,
+    hard_limit: int | None = None,
+    provider: str = "openai",
+    concurrency: int = 8,
+    max_rounds: int = 6,
+    max_summarizer_input_tokens: int = DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS,
+    max_chunks: int = DEFAULT_MAX_CHUNKS,
+    max_depth: int = 3,
+    summary_role: SummaryRole = "user",
+    dry_run: bool = False,
+    progress: ProgressCallback | None = None,
+) -> CompactResult:
+    """Compact `messages` with `strategy` until they fit `budget` (tokens, by `counter`), valid for `provider`.
+
+    `hard_limit` (tokens; the model's context window) is where the provider would reject the request: a strategy
+    may then, as a last resort, clip tool output in the current turn or move old messages to the archive (see
+    `PlanContext.hard_limit`). `max_depth` bounds summaries of summaries (`PlanContext.max_depth`).
+    `summary_role` is the role of the record message summaries go into (``user``: a record without authority;
+    ``system``: the events spec's placement).
+
+    `summarizer` may be None only for strategies that never summarize (``mask``) or for a dry run. A dry run calls no
+    model and returns the input with the plans and the counts: with a summarizer that runs locally and is
+    deterministic (`ExtractiveSummarizer`, or any object with ``local = True``) it runs that summarizer, so the plans
+    and calls are exactly those of the real run; otherwise every summary is a stand-in of its planned length, so the
+    plans are what the real run does when the model keeps to the length it is asked for. Never mutates `messages`
+    or anything in it.
+    """
+    started = time.perf_counter()
+    budget = check_budget(budget)
+    hard_limit = check_budget(hard_limit, "hard_limit")
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
+    if hard_limit is not None and (hard_limit < 1 or (budget is not None and hard_limit < budget)):
+        raise ValueError(f"hard_limit must be a positive number of tokens, at least the budget, got {hard_limit}")
+    get_profile(provider)  # an unknown provider fails before any work
+    original = tuple(messages)
+    tokens_before = counter.count_messages(original)
+    chain = Chain.build(original, repair=True, allow_pending_tail=True)
+    current = tuple(chain.messages()) if chain.repairs else original
+    if dry_run and not getattr(summarizer, "local", False):
+        effective: SummarizerLike = _dry_summary
+    elif summarizer is None:
+        effective = _no_summarizer
+    else:
+        effective = summarizer
+    run = SummarizerRun(
+        effective,
+        counter,
+        concurrency=concurrency,
+        cap=max_summarizer_input_tokens,
+        max_chunks=max_chunks,
+        progress=None if dry_run else progress,
+    )
+    plans: list[Plan] = []
+    errors: list[StepError] = []
+    rounds = 0
+    summarized = 0
+    size = counter.count_messages(current)
+    for round_no in range(max_rounds):
+        ctx = PlanContext(
+            budget=budget,
+            hard_limit=hard_limit,
+            counter=counter,
+            round=round_no,
+            depth=_depth(current),
+            max_depth=max_depth,
+            extra={"tokens_before": tokens_before},
+        )
+        plan = strategy.plan(current, ctx)
+        plans.append(plan)
+        logger.debug(
+            "strategy=<%s>, round=<%d>, steps=<%d> | planned: %s", strategy.name, round_no, len(plan.steps), plan.note
+        )
+        if not plan:
+            break
+        check_plan(plan, current, strategy.name)
+        rounds += 1
+        done = await apply_plan(run, plan, current, round_no, summary_role)
+        errors.extend(done.errors)
+        if not done.applied:
+            break  # every step failed: planning again would plan the same
+        new_size = counter.count_messages(done.messages)
+        if new_size >= size:
+            logger.debug(
+                "round=<%d>, tokens=<%d>, before=<%d> | round gained nothing; stopping", round_no, new_size, size
+            )
+            break
+        current, size = tuple(done.messages), new_size
+        summarized += done.summarized
+        if budget is not None and size <= budget:
+            break
+    finish = getattr(strategy, "finish", None)
+    if rounds and callable(finish):  # a strategy's own post-processing (safe-split's role alternation)
+        current = tuple(cast("Sequence[Message]", finish(current)))
+    final = repair(current, provider)
+    result = CompactResult(
+        messages=final.messages,
+        tokens_before=tokens_before,
+        tokens_after=counter.count_messages(final.messages),
+        messages_before=len(original),
+        messages_after=len(final.messages),
+        messages_summarized=summarized,
+        summarizer_calls=run.calls,
+        summarizer_input_tokens=run.input_tokens,
+        errors=tuple(errors),
+        rounds=rounds,
+        plans=tuple(plans),
+        repairs=chain.repairs,
+        provider_repairs=final.actions,
+        problems=(),
+        seconds=0.0,
+        strategy=strategy.name,
+        provider=provider,
+        budget=budget,
+        dry_run=dry_run,
+    )
+    if dry_run:  # what would happen; the caller keeps its input
+        result = replace(result, messages=original)
+    elif result.tokens_after >= tokens_before:  # nothing gained: the input, unchanged (invariant 5)
+        result = replace(
+            result,
+            messages=original,
+            tokens_after=tokens_before,
+            messages_after=len(original),
+            messages_summarized=0,
+            repairs=(),
+            provider_repairs=(),
+        )
+    return replace(result, problems=tuple(validate(result.messages, provider)), seconds=time.perf_counter() - started)
+
+
+async def _dry_summary(transcript: str) -> str:
+    """A stand-in summary of the length the transcript asks for (about 100 tokens when it asks for none), and never
+    more than a third of what it summarizes (about 4 characters a token), as summaries of short spans are short."""
+    target = min(parse_transcript_target(transcript) or 100, len(transcript) // 12)
+    return _DRY_RUN_SUMMARY + " " + " ".join(["text"] * max(1, target - 15))
+
+
+async def _no_summarizer(transcript: str) -> str:
+    del transcript
+    raise SummarizerError("the strategy planned a summary but no summarizer was given", kind="invalid")
+
+
+compact_sync = sync_version(compact)

@@ -1,0 +1,193 @@
+"""The caller's history, read incrementally: wire items of one format (or `Message`s) to canonical messages and back.
+
+A chat product rebuilds its message list from its database on every request, and an HTTP proxy parses a new body
+every time: the list is new, its items are new objects, but all of it except the last message or two is what came
+last time. So the previous call's items are kept, and a new list that starts with equal items (compared by value,
+the very same objects compared first, all in C) costs only the conversion of what is new.
+
+Per-item conversion is exact for formats whose wire items map to messages on their own (OpenAI chat, Anthropic,
+Gemini, chainsum's JSON). OpenAI Responses groups consecutive items into one assistant message and Bedrock names a
+tool result after the call it answers, so for those the conversion restarts at the last *turn start* (a user
+message item that is not a tool result): items from a turn start on convert the same alone as in the whole list.
+
+`src[i]` is the index of the item canonical message ``i`` came from (for the restarting formats, the first item of
+its segment), so that output can reuse the caller's own items after a compacted part.
+
+A recall block (`_recall`) is made for one request; a caller that stores what it was sent (an agent framework that
+replaces its state) sends it back. It is dropped on reading, and its items are listed in `recall_items`, so that
+the next request gets a fresh block, not a pile of old ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
+
+from ..errors import FormatError
+from ..formats import dump, load
+from ..messages import Message
+from ._recall import is_recall_message
+
+__all__ = ["LIVE_FORMATS", "Codec"]
+
+LIVE_FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "chainsum")
+"""Wire formats the manager takes (besides `Message` objects): the ones a live request is written in."""
+
+_LOCAL = frozenset({"openai", "anthropic", "gemini", "chainsum"})
+
+
+def _is_turn_start(fmt: str) -> Callable[[object], bool]:
+    if fmt in _LOCAL:
+        return lambda item: True
+    if fmt == "bedrock":
+
+        def bedrock(item: object) -> bool:
+            if not isinstance(item, Mapping) or cast(Mapping[str, Any], item).get("role") != "user":
+                return False
+            content = cast(Mapping[str, Any], item).get("content")
+            blocks = cast(list[Any], content) if isinstance(content, list) else []
+            return not any(isinstance(b, Mapping) and "toolResult" in b for b in blocks)
+
+        return bedrock
+
+    def responses(item: object) -> bool:
+        if not isinstance(item, Mapping):
+            return False
+        m = cast(Mapping[str, Any], item)
+        return m.get("role") == "user" and m.get("type", "message") == "message"
+
+    return responses
+
+
+class Codec:
+    """Conversion state for one caller: the items last seen and their canonical messages."""
+
+    def __init__(self, format: str | None) -> None:
+        if format is not None and format != "messages" and format not in LIVE_FORMATS:
+            raise FormatError(f"unknown live format {format!r}; formats: {', '.join(LIVE_FORMATS)}")
+        self.format: str | None = format
+        """The wire format, "messages" for `Message` objects; None until the first non-empty input decides."""
+        self.items: list[object] = []
+        self.messages: list[Message] = []
+        self.src: list[int] = []
+        self.recall_items: list[int] = []
+        """Items that held only a recall block (dropped from `messages`)."""
+        self._restart = (0, 0)
+        """(item index, message index) of the last turn start: items from it on convert alone."""
+
+    # reading ------------------------------------------------------------------------------------------------------
+    def _kind(self, items: Sequence[object]) -> str:
+        if self.format is None:
+            self.format = "messages" if isinstance(items[0], Message) else "openai"
+        return self.format
+
+    def _convert(self, items: Sequence[object], offset: int) -> tuple[list[Message], list[int]]:
+        """Canonical messages of `items` (the caller's items from index `offset`) and their source indexes."""
+        kind = self._kind(items)
+        if kind == "messages":
+            for i, item in enumerate(items):
+                if not isinstance(item, Message):
+                    raise FormatError(
+                        f"expected chainsum Message objects like the first one, got {type(item).__name__}",
+                        where=f"message {offset + i}",
+                    )
+            pairs = [(m, offset + i) for i, m in enumerate(cast(list[Message], items)) if not is_recall_message(m)]
+            if len(pairs) < len(items):
+                self.recall_items.extend(offset + i for i, m in enumerate(items) if is_recall_message(cast(Message, m)))
+            return [m for m, _ in pairs], [i for _, i in pairs]
+        starts = _is_turn_start(kind)
+        out: list[Message] = []
+        src: list[int] = []
+        segment_start = 0
+        for i in range(1, len(items) + 1):
+            if i < len(items) and not (kind in _LOCAL or starts(items[i])):
+                continue
+            segment = list(items[segment_start:i])
+            try:
+                converted = load(segment, format=kind).messages
+            except FormatError as exc:
+                where = f"message {offset + segment_start}" + (f", {exc.where}" if exc.where else "")
+                raise FormatError(exc.detail, where=where, format=kind) from None
+            kept = [m for m in converted if not is_recall_message(m)]
+            if converted and not kept and i - segment_start == 1:
+                self.recall_items.append(offset + segment_start)
+            out.extend(kept)
+            src.extend([offset + segment_start] * len(kept))
+            segment_start = i
+        return out, src
+
+    def read(self, items: Sequence[object]) -> int:
+        """Make `items` the current input; returns how many leading items were already converted (0 when the input
+        does not extend the previous one, which is then dropped)."""
+        n_old = len(self.items)
+        if items and self.items and n_old <= len(items) and self._kind(items) == self.format:
+            prefix = items[:n_old] if isinstance(items, list) else list(items[:n_old])
+            if prefix == self.items:
+                if len(items) > n_old:
+                    self._extend(items, n_old)
+                return n_old
+        self.items, self.messages, self.src, self._restart = [], [], [], (0, 0)
+        self.recall_items = []
+        if items:
+            self._extend(items, 0)
+        return 0
+
+    def _extend(self, items: Sequence[object], n_old: int) -> None:
+        item_at, message_at = self._restart
+        if self._kind(items) in _LOCAL or self.format == "messages":
+            item_at, message_at = n_old, len(self.messages)
+        self.recall_items = [i for i in self.recall_items if i < item_at]
+        converted, src = self._convert(items[item_at:], item_at)
+        del self.messages[message_at:]
+        del self.src[message_at:]
+        self.messages.extend(converted)
+        self.src.extend(src)
+        self.items = list(items)
+        if self.format not in _LOCAL and self.format != "messages":
+            starts = _is_turn_start(cast(str, self.format))
+            for i in range(len(items) - 1, item_at - 1, -1):
+                if starts(items[i]):
+                    at = next((k for k in range(message_at, len(self.src)) if self.src[k] == i), len(self.messages))
+                    self._restart = (i, at)
+                    break
+
+    # writing ------------------------------------------------------------------------------------------------------
+    def write(self, messages: Sequence[Message]) -> list[Any]:
+        """`messages` in the caller's kind (wire dicts, or the messages themselves)."""
+        if self.format in (None, "messages"):
+            return list(messages)
+        if not messages:
+            return []
+        wire = dump(list(messages), to=self.format)
+        if isinstance(wire, Mapping):
+            doc = cast(Mapping[str, Any], wire)
+            for key in ("messages", "contents", "input"):
+                if isinstance(doc.get(key), list):
+                    return list(cast(list[Any], doc[key]))
+            raise FormatError(f"cannot write these messages as a plain {self.format} list")  # pragma: no cover
+        return list(cast(list[Any], wire))
+
+    def without_recall(self, items: Sequence[Any]) -> Sequence[Any]:
+        """`items` less the ones that held only a recall block (`items` itself when there were none)."""
+        if not self.recall_items:
+            return items
+        stale = set(self.recall_items)
+        return [item for i, item in enumerate(items) if i not in stale]
+
+    def alone(self, message_index: int) -> bool:
+        """True when canonical message `message_index` is the only message its item holds (so the item stands for
+        exactly that message)."""
+        here = self.src[message_index]
+        before = message_index > 0 and self.src[message_index - 1] == here
+        after = message_index + 1 < len(self.src) and self.src[message_index + 1] == here
+        return not before and not after and self.format in _LOCAL | {"messages"}
+
+    def aligned(self, message_index: int) -> int | None:
+        """The item index where canonical message `message_index` starts an item of its own (so the caller's items
+        from there on can be returned as they are); None when it is in the middle of an item."""
+        if message_index >= len(self.messages):
+            return len(self.items)
+        here = self.src[message_index]
+        if message_index == 0 or self.src[message_index - 1] != here:
+            return here
+        return None

@@ -1,0 +1,213 @@
+"""How the manager calls summarizers and strategies: preference list, retry, meta header, input cap, tail guard.
+
+`SummarizerChain` is one `SummarizerLike` that `chainsum.strategies.compact` calls like any other. Behind it:
+
+- the meta header of ``specs/ratio-trigger-summary-chain.md`` (``<meta total_messages=N total_tokens=T
+  depth=D />``) before each transcript, so the summarizer knows how much history it stands for;
+- the input cap: `compact` already chunks spans whose transcript exceeds the cap (map, then consolidate), given the
+  cap minus the header's allowance; a transcript still over the cap is trimmed from the oldest side, as the spec
+  says, keeping the instructions;
+- the preference list (``summarizerModelPreference``): summarizers are tried in order; a transport or rate-limit
+  failure is retried once after ``250 ms * 2**attempt`` (or the server's ``retry_after``, capped), a validation
+  failure (``invalid``, ``empty``, ``refused``) is never retried and goes straight to the next summarizer;
+- structured output: a summarizer may return a `StructuredSummary` (or its JSON); the history gets its text form
+  and the record its facets.
+
+- a bound on time: each call gets `timeout_s` (``SUMMARIZATION_SUMMARIZER_TIMEOUT_SECONDS``); a summarizer that
+  hangs is abandoned (a plain function runs in a worker thread, so even one that never returns cannot block the
+  event loop) and counts as a transport failure;
+- a bound on size: a summary that is not smaller than what it summarizes is a failure (kind ``too_long``), not a
+  result, so the next summarizer, or the model-free path, follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeAlias, cast
+
+from ..errors import SummarizerError
+from ..summarize import SummarizerLike, call_summarizer
+from ..tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from ..summarize import StructuredSummary
+
+__all__ = [
+    "BASE_DELAY_S",
+    "MAX_RETRY_AFTER_S",
+    "META_ALLOWANCE_TOKENS",
+    "AnySummarizer",
+    "SleepFn",
+    "SummarizerChain",
+    "meta_header",
+]
+
+logger = logging.getLogger(__name__)
+
+BASE_DELAY_S = 0.25
+"""The spec's backoff base: the retry waits ``BASE_DELAY_S * 2**attempt`` seconds."""
+MAX_RETRY_AFTER_S = 30.0
+"""A server's ``retry_after`` is honoured up to this; beyond it the summarizer counts as failed (a user waiting
+for a reply should not wait minutes for a summary)."""
+META_ALLOWANCE_TOKENS = 40
+"""Tokens kept free under the cap for the meta header."""
+
+SleepFn = Callable[[float], Awaitable[object]]
+"""The backoff's sleep (`asyncio.sleep` by default; tests pass one that records and returns at once)."""
+
+AnySummarizer: TypeAlias = "SummarizerLike | Callable[[str], Awaitable[StructuredSummary] | StructuredSummary]"
+"""What the manager accepts: a text summarizer, or one returning a `StructuredSummary` (sync or async)."""
+
+
+_INSTRUCTION_TOKENS = 250
+"""About what a transcript's instructions and markers take: a summary is compared with the rest."""
+
+
+async def _in_thread(fn: Callable[[str], object], text: str) -> object:
+    """`fn(text)` in a daemon thread. Not the loop's default executor: a call that never returns would make the
+    loop's shutdown wait for it for ever; a daemon thread is simply left behind."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[object] = loop.create_future()
+
+    def deliver(ok: bool, value: object) -> None:
+        if future.done():
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(cast(BaseException, value))
+
+    def work() -> None:
+        try:
+            ok, value = True, fn(text)
+        except BaseException as exc:  # handed to the awaiting task, which reports it
+            ok, value = False, exc
+        try:
+            loop.call_soon_threadsafe(deliver, ok, value)
+        except RuntimeError:  # the loop is gone: the caller stopped waiting long ago
+            pass
+
+    threading.Thread(target=work, name="chainsum-summarizer", daemon=True).start()
+    return await future
+
+
+def _is_async(summarizer: object) -> bool:
+    call = getattr(summarizer, "__call__", None)  # noqa: B004 - the bound __call__ of an object, not callability
+    return inspect.iscoroutinefunction(summarizer) or inspect.iscoroutinefunction(call)
+
+
+def meta_header(total_messages: int, total_tokens: int, depth: int) -> str:
+    return f"<meta total_messages={total_messages} total_tokens={total_tokens} depth={depth} />\n"
+
+
+def _trim_oldest(text: str, cap: int, count: Callable[[str], int]) -> str:
+    """`text` cut to `cap` tokens by dropping its oldest transcript content: the head (meta header and
+    instructions, up to the line opening the transcript) is kept, then as much of the end as fits."""
+    if count(text) <= cap:
+        return text
+    opening = text.find("<transcript_")
+    head_end = text.find("\n", opening) + 1 if opening >= 0 else 0
+    head, body = text[:head_end], text[head_end:]
+    lo, hi, best = 0, len(body), ""
+    while lo <= hi:
+        keep = (lo + hi) // 2
+        candidate = f"{head}[... {len(body) - keep} older characters trimmed ...]\n{body[len(body) - keep :]}"
+        if count(candidate) <= cap:
+            best, lo = candidate, keep + 1
+        else:
+            hi = keep - 1
+    return best or head
+
+
+def _is_structured(value: object) -> bool:
+    from ..summarize import StructuredSummary
+
+    return isinstance(value, StructuredSummary)
+
+
+@dataclass(slots=True)
+class SummarizerChain:
+    """The manager's summarizer for one summarization pass (mutable on purpose: it records what happened)."""
+
+    summarizers: Sequence[AnySummarizer]
+    counter: TokenCounter
+    cap: int
+    sleep: SleepFn
+    header: str = ""
+    """The meta header for this pass (set by the manager before each pass)."""
+    timeout_s: float | None = None
+    """Longest one call may take; None: no bound."""
+    retries: int = 1
+    failures: list[SummarizerError] = field(default_factory=list[SummarizerError])
+    structured: list[StructuredSummary] = field(default_factory=list["StructuredSummary"])
+    calls: int = 0
+
+    async def _one(self, summarizer: AnySummarizer, transcript: str) -> str:
+        async def adapted(text: str) -> str:
+            if _is_async(summarizer):
+                result: object = summarizer(text)
+            else:  # a plain function may block: in a thread, so the timeout holds and the event loop stays free
+                result = await _in_thread(summarizer, text)
+            if inspect.isawaitable(result):
+                result = await cast("Awaitable[object]", result)
+            if _is_structured(result):
+                structured = cast("StructuredSummary", result)
+                self.structured.append(structured)
+                return structured.to_text()
+            return cast(str, result)  # call_summarizer checks the type
+
+        try:
+            text = await asyncio.wait_for(call_summarizer(adapted, transcript), self.timeout_s)
+        except TimeoutError:
+            raise SummarizerError(f"no answer within {self.timeout_s:g} s", kind="transport") from None
+        if self.counter.count_text(text) >= max(1, self.counter.count_text(transcript) - _INSTRUCTION_TOKENS):
+            raise SummarizerError(
+                f"the summary ({len(text)} characters) is not smaller than what it summarizes", kind="too_long"
+            )
+        if text.startswith(("{", "```")):  # a JSON record from a text summarizer: keep its facets too
+            from ..summarize import parse_structured_summary
+
+            try:
+                parsed = parse_structured_summary(text)
+            except SummarizerError:
+                return text
+            self.structured.append(parsed)
+            return parsed.to_text()
+        return text
+
+    async def __call__(self, transcript: str) -> str:
+        text = _trim_oldest(self.header + transcript, self.cap, self.counter.count_text)
+        last: SummarizerError | None = None
+        for index, summarizer in enumerate(self.summarizers):
+            for attempt in range(self.retries + 1):
+                self.calls += 1
+                try:
+                    return await self._one(summarizer, text)
+                except SummarizerError as exc:
+                    last = exc
+                    self.failures.append(exc)
+                    retry = exc.retryable and attempt < self.retries
+                    delay = BASE_DELAY_S * 2**attempt if exc.retry_after is None else exc.retry_after
+                    if retry and delay > MAX_RETRY_AFTER_S:
+                        retry = False
+                    logger.warning(
+                        "summarizer=<%d>, attempt=<%d>, kind=<%s>, retry=<%s>, delay_s=<%.3f>, output=<%s> "
+                        "| summarizer call failed",
+                        index,
+                        attempt,
+                        exc.kind,
+                        retry,
+                        delay if retry else 0.0,
+                        exc.detail[:200],
+                    )
+                    if not retry:
+                        break
+                    await self.sleep(delay)
+        if last is None:
+            raise SummarizerError("no summarizer configured", kind="invalid")
+        raise last

@@ -1,0 +1,45 @@
+"""The summarizers a `ManagerConfig` names: ``SUMMARIZATION_MODEL_PREFERENCE`` or ``SUMMARIZATION_MODEL_ID``, then the
+extractive summarizer as the last fallback before the model-free path."""
+
+from __future__ import annotations
+
+from ..summarize import ExtractiveSummarizer
+from ..summarize.llm import make_summarizer
+from ._config import ConfigError, ManagerConfig
+from ._summarizers import AnySummarizer
+
+__all__ = ["summarizer_specs", "summarizers_from_config"]
+
+
+def summarizer_specs(config: ManagerConfig) -> list[str]:
+    """The summarizer specs of `config`, in order (``PROVIDER:MODEL``; a bare name is an OpenAI-compatible model)."""
+    raw = config.model_preference if config.model_preference else config.model_id
+    specs: list[str] = []
+    for part in (raw or "").split(","):
+        spec = part.strip()
+        if not spec:
+            continue
+        if ":" not in spec and spec.lower() != "extractive":
+            spec = "openai:" + spec
+        specs.append(spec)
+    return specs
+
+
+def summarizers_from_config(config: ManagerConfig) -> tuple[AnySummarizer, ...]:
+    """The summarizers `config` names, each built now (a missing SDK or a bad name raises here, at start), and the
+    extractive summarizer last: when the models fail, a deterministic summary still beats none."""
+    out: list[AnySummarizer] = []
+    for spec in summarizer_specs(config):
+        if spec.lower() == "extractive":
+            out.append(ExtractiveSummarizer())
+            continue
+        try:
+            out.append(make_summarizer(spec, base_url=config.base_url))
+        except ValueError as exc:
+            name = "SUMMARIZATION_MODEL_PREFERENCE" if config.model_preference else "SUMMARIZATION_MODEL_ID"
+            raise ConfigError(
+                name, spec, "PROVIDER:MODEL (openai:, anthropic:, litellm:) or a model name", detail=str(exc)
+            ) from None
+    if not any(isinstance(s, ExtractiveSummarizer) for s in out):
+        out.append(ExtractiveSummarizer())
+    return tuple(out)

@@ -1,0 +1,107 @@
+"""Strategies by name, and `TailGuard`, which keeps any strategy's plans out of the verbatim tail.
+
+`STRATEGIES` is the one table of strategy names: the CLI's ``--strategy``, the manager's ``strategy`` setting and
+``SUMMARIZATION_STRATEGY`` all read it, so a name means the same strategy everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import cast
+
+from ..chain import safe_cuts
+from ..messages import Message
+from ._auto import AutoStrategy
+from ._mask import MaskStrategy
+from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize
+from ._ratio import RatioStrategy
+from ._safe_split import SafeSplitStrategy
+from ._sections import SectionsStrategy
+
+__all__ = ["STRATEGIES", "StrategyOptions", "TailGuard", "strategy_named"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrategyOptions:
+    """The settings a named strategy is built with (the manager fills them from `ManagerConfig`)."""
+
+    summary_ratio: float = 0.3
+    """``ratio``: the share of messages summarized at once."""
+    min_summary_share: float = 0.0
+    """``auto``: the least share of the summarizable messages each new summary covers (0: land at the budget, as the
+    CLI does; the manager passes ``summary_ratio``, so summaries come less often)."""
+    preserve_recent: int = 10
+    """``ratio``: the messages always kept."""
+    summarize: bool = True
+    """False: ``auto`` without summaries (masking and the last resorts), whatever name was asked for."""
+
+
+STRATEGIES: dict[str, Callable[[StrategyOptions], Strategy]] = {
+    "auto": lambda o: AutoStrategy(min_summary_share=o.min_summary_share, summarize=o.summarize),
+    "sections": lambda o: SectionsStrategy(),
+    "safe-split": lambda o: SafeSplitStrategy(),
+    "ratio": lambda o: RatioStrategy(summary_ratio=o.summary_ratio, preserve_recent=o.preserve_recent),
+    "mask": lambda o: MaskStrategy(),
+}
+"""Every strategy name, in the order ``--help`` lists them, with how it is built."""
+
+
+def strategy_named(name: str, options: StrategyOptions | None = None) -> Strategy:
+    """The strategy called `name` (ValueError listing the names when there is none); with ``summarize=False`` in
+    `options`, ``auto`` without its summaries whatever the name."""
+    options = options or StrategyOptions()
+    if not options.summarize:
+        return AutoStrategy(summarize=False)
+    try:
+        factory = STRATEGIES[name]
+    except KeyError:
+        raise ValueError(f"unknown strategy {name!r}; strategies: {', '.join(STRATEGIES)}") from None
+    return factory(options)
+
+
+@dataclass(frozen=True, slots=True)
+class TailGuard:
+    """`inner`, except that no step reaches into the last `preserve_recent` messages: a summarized span ending
+    inside the tail is shortened to the nearest safe cut before it (dropped when nothing is left), a part edit
+    inside the tail is dropped, except a mask or clip planned while the history is over `PlanContext.hard_limit`
+    (the window: keeping the tail verbatim would make the request fail; both are archived and reversible), and an
+    eviction, which only happens then. `finish` (safe-split's post-processing) passes through."""
+
+    inner: Strategy
+    preserve_recent: int
+    name: str
+
+    def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
+        over_hard = ctx.hard_limit is not None and ctx.counter.count_messages(messages) > ctx.hard_limit
+        inner_ctx = replace(ctx, keep_recent=0 if over_hard else self.preserve_recent)
+        plan = self.inner.plan(messages, inner_ctx)
+        limit = len(messages) - self.preserve_recent
+        if not plan or all(_end(s) <= limit for s in plan.steps):
+            return plan
+        cuts = safe_cuts(messages)
+        steps: list[Step] = []
+        for step in plan.steps:
+            if isinstance(step, Summarize):
+                end = min(step.end, limit)
+                while end > step.start and not cuts[end]:
+                    end -= 1
+                keep = tuple(k for k in step.keep if k < end)
+                if end - step.start > len(keep):  # something left to summarize besides what must stay
+                    steps.append(step if end == step.end else replace(step, end=end, keep=keep))
+            elif isinstance(step, Evict | DropBlocks) or _end(step) <= limit:
+                steps.append(step)
+            elif over_hard and isinstance(step, Mask | Clip):
+                steps.append(step)
+        note = f"{plan.note}; the last {self.preserve_recent} messages kept verbatim"
+        return Plan(tuple(steps), note=note)
+
+    def finish(self, messages: Sequence[Message]) -> Sequence[Message]:
+        inner_finish = getattr(self.inner, "finish", None)
+        if callable(inner_finish):
+            return cast("Sequence[Message]", inner_finish(messages))
+        return messages
+
+
+def _end(step: Step) -> int:
+    return step.end if isinstance(step, Summarize | Evict) else step.index + 1

@@ -1,0 +1,143 @@
+"""Planning summaries into the record message (`chain.record_message`): where they may go and what they cost.
+
+A history written by ``auto`` or ``ratio`` looks like this::
+
+    [user system messages] [record: block, block, ...] [kept messages ...] [current turn]
+     0 .. lead              lead (optional)              start ..           protected ..
+
+A new summary covers ``messages[start:cut]`` (the oldest messages not yet summarized) and becomes one more block of
+the record: the summary chain grows by one block per compaction, and a block summarizes only originals (depth 1).
+Only when the blocks themselves outgrow their share of the budget are they folded into one deeper block (the span
+then starts at the record itself); past `PlanContext.max_depth` the oldest blocks leave the context for the archive
+instead (`DropBlocks`), so a conversation of any length keeps being summarized and never stops at a depth guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..chain import current_turn_start, is_record_message, is_summary_system, record_blocks
+from ..messages import Message
+from ..tokens import TokenCounter
+from ._plan import DropBlocks, Step, Summarize
+
+__all__ = ["BLOCK_OVERHEAD_TOKENS", "RECORD_OVERHEAD_TOKENS", "Layout", "layout", "record_steps"]
+
+RECORD_OVERHEAD_TOKENS = 45
+"""What a record message costs beyond its blocks' texts (its framing line and the message itself), estimated."""
+BLOCK_OVERHEAD_TOKENS = 30
+"""What one block costs beyond its text (its two tag lines), estimated."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the parts of a history are (see the module docstring)."""
+
+    lead: int
+    """``messages[:lead]`` are the user's leading system messages: never touched."""
+    record: int | None
+    """Index of the record message (always `lead` when present)."""
+    start: int
+    """First message a new summary may cover (right after the record, or `lead`)."""
+    end: int
+    """End of the region a summary may cover: the current turn, or a user system message before it."""
+    protected: int
+    """Start of the current turn (`chain.current_turn_start`)."""
+    newest_user: int | None
+    """Index of the newest user message (the task an agent is working on, the question a chat answers), which no
+    summary or eviction ever removes: kept verbatim after the record when its span reaches it."""
+
+    def keep(self, start: int, end: int) -> tuple[int, ...]:
+        """The indices of ``[start:end]`` that must stay (the newest user message, when inside)."""
+        u = self.newest_user
+        return (u,) if u is not None and start <= u < end else ()
+
+
+def layout(messages: Sequence[Message]) -> Layout:
+    n = len(messages)
+    lead = 0
+    while lead < n and messages[lead].role == "system" and not is_summary_system(messages[lead]):
+        lead += 1
+    record = lead if lead < n and is_record_message(messages[lead]) else None
+    start = lead + 1 if record is not None else lead
+    protected = current_turn_start(messages)
+    end = start
+    while end < protected and not (messages[end].role == "system" and not is_summary_system(messages[end])):
+        end += 1
+    newest = next((i for i in range(n - 1, start - 1, -1) if messages[i].role == "user"), None)
+    if newest is not None and (is_record_message(messages[newest]) or messages[newest].tool_calls):
+        newest = None  # a user message that made tool calls (tau2's simulated users) cannot be moved from its results
+    return Layout(lead=lead, record=record, start=start, end=end, protected=protected, newest_user=newest)
+
+
+def record_steps(
+    messages: Sequence[Message],
+    lay: Layout,
+    cut: int,
+    *,
+    counter: TokenCounter,
+    block_budget: int,
+    min_block: int,
+    max_depth: int,
+    reason: str,
+    span_tokens: int | None = None,
+    expected_ratio: float = 1.0,
+) -> tuple[list[Step], int]:
+    """The steps that summarize ``messages[lay.start:cut]`` into a new block of the record, and the block's length
+    target in tokens.
+
+    `block_budget` is what all blocks together may take. When the existing blocks leave less than `min_block` of
+    it, they are folded into the new summary (the span starts at the record; the block is one level deeper) while
+    that stays within `max_depth`; past it, the oldest blocks are dropped (`DropBlocks`) until the rest leaves room.
+    With `span_tokens`, the target is also at most `expected_ratio` of the span (never below `min_block`): the cut was
+    planned with that length, and a target above it would let the summary overrun the plan.
+    """
+    cap = None if span_tokens is None else max(min_block, int(span_tokens * expected_ratio))
+
+    def capped(target: int) -> int:
+        return target if cap is None else min(target, cap)
+
+    blocks = record_blocks(messages[lay.record]) if lay.record is not None else None
+    if lay.record is None or not blocks:
+        target = capped(max(min_block, block_budget - RECORD_OVERHEAD_TOKENS - BLOCK_OVERHEAD_TOKENS))
+        step = Summarize(
+            start=lay.start, end=cut, form="record", reason=reason, target_tokens=target, keep=lay.keep(lay.start, cut)
+        )
+        return [step], target
+    sizes = [counter.count_text(b.text) + BLOCK_OVERHEAD_TOKENS for b in blocks]
+    room = block_budget - RECORD_OVERHEAD_TOKENS - sum(sizes) - BLOCK_OVERHEAD_TOKENS
+    if room >= min_block:
+        target = capped(room)
+        step = Summarize(
+            start=lay.start, end=cut, form="record", reason=reason, target_tokens=target, keep=lay.keep(lay.start, cut)
+        )
+        return [step], target
+    deepest = max(b.depth for b in blocks)
+    if deepest + 1 <= max_depth:
+        target = max(min_block, block_budget - RECORD_OVERHEAD_TOKENS - BLOCK_OVERHEAD_TOKENS)
+        why = f"{reason}; the {len(blocks)} earlier summaries folded in (depth {deepest + 1})"
+        step = Summarize(
+            start=lay.record, end=cut, form="record", reason=why, target_tokens=target, keep=lay.keep(lay.start, cut)
+        )
+        return [step], target
+    # At the depth cap: the oldest blocks go to the archive (a depth-0 note of ~30 tokens stands for them).
+    drop = 0
+    while drop < len(blocks) and room < min_block:
+        room += sizes[drop]
+        drop += 1
+    room -= BLOCK_OVERHEAD_TOKENS  # the note
+    steps: list[Step] = [
+        DropBlocks(
+            index=lay.record,
+            count=drop,
+            reason=f"summary chain at its depth cap ({max_depth}): the oldest {drop} summaries leave the context",
+        )
+    ]
+    target = capped(max(min_block, room))
+    steps.append(
+        Summarize(
+            start=lay.start, end=cut, form="record", reason=reason, target_tokens=target, keep=lay.keep(lay.start, cut)
+        )
+    )
+    return steps, target

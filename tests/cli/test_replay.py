@@ -1,0 +1,157 @@
+"""``chainsum replay``, ``expand`` and ``search`` as a user runs them: the report's keys and invariants on the
+bundled example with a small window, the archive kept with ``--db``, both plots, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from chainsum.cli._app import app
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "examples" / "support-session.json")
+TURN_KEYS = {"context_tokens", "cached_input_tokens", "compacted", "valid", "reason", "record_ids", "cost_usd"}
+TOTAL_KEYS = {
+    "requests",
+    "compactions",
+    "summarizer_calls",
+    "summarizer_input_tokens",
+    "max_context_tokens",
+    "input_tokens",
+    "cached_input_tokens",
+    "cost_usd",
+}
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    tmp = tmp_path_factory.mktemp("replay")
+    db, report = tmp / "archive.db", tmp / "report.json"
+    code, _, stderr = run("replay", EXAMPLE, "--context-window", "1500", "--db", str(db), "--report", str(report))
+    assert code == 0, stderr
+    assert "requests" in stderr and "compactions" in stderr
+    return json.loads(report.read_text()), db
+
+
+def test_report_keys_and_invariants(replayed: tuple[dict[str, Any], Path]) -> None:
+    report, _ = replayed
+    turns, totals = report["turns"], report["totals"]
+    assert report["session"] == "support-session"
+    assert TOTAL_KEYS <= set(totals)
+    assert all(TURN_KEYS <= set(t) for t in turns)
+    assert totals["requests"] == len(turns) > 0
+    assert all(t["valid"] is True for t in turns)
+    assert totals["compactions"] == sum(t["compacted"] for t in turns) >= 1
+    for key in ("summarizer_calls", "summarizer_input_tokens", "cached_input_tokens"):
+        assert totals[key] == sum(t[key] for t in turns)
+    assert totals["input_tokens"] == sum(t["context_tokens"] for t in turns)
+    assert totals["max_context_tokens"] == max(t["context_tokens"] for t in turns)
+    assert totals["cost_usd"] == pytest.approx(sum(t["cost_usd"] for t in turns))
+    assert totals["cached_input_tokens"] <= totals["input_tokens"]
+    assert all(t["cached_input_tokens"] <= t["context_tokens"] for t in turns)
+
+
+def test_expand_and_search_the_archive(replayed: tuple[dict[str, Any], Path]) -> None:
+    report, db = replayed
+    ids = [rid for t in report["turns"] for rid in t["record_ids"]]
+    assert ids
+    summarized: list[dict[str, Any]] = []
+    for rid in ids:
+        code, out, err = run("expand", rid, "--db", str(db), "--json")
+        assert code == 0, err
+        originals = json.loads(out)
+        assert len(originals) > 0
+        summarized.extend(originals)
+        code, text, _ = run("expand", rid, "--db", str(db))
+        assert code == 0 and text.count("--- ") == len(originals)
+    early = next(m for m in summarized if m["role"] == "assistant" and m["parts"][0]["kind"] == "text")
+    word = max(early["parts"][0]["text"].replace("'", " ").split(), key=len).strip(".,:`")
+    code, out, _ = run("search", word, "--db", str(db), "--json")
+    assert code == 0
+    hits = json.loads(out)
+    assert hits and all(h["session"] == "support-session" for h in hits)
+    assert any(word.lower() in h["snippet"].lower() for h in hits)
+    code, out, _ = run("search", word, "--db", str(db), "--session", "another")
+    assert code == 0 and out == ""
+
+
+def test_same_session_twice_in_one_db_is_refused(replayed: tuple[dict[str, Any], Path]) -> None:
+    _, db = replayed
+    code, _, err = run("replay", EXAMPLE, "--context-window", "1500", "--db", str(db))
+    assert code == 2 and "already replayed" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("suffix", [".png", ".html"])
+def test_plots(tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"plot{suffix}"
+    code, _, err = run("replay", EXAMPLE, "--model", "gpt-4", "--plot", str(out))
+    assert code == 0, err
+    data = out.read_bytes()
+    if suffix == ".png":
+        assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    else:
+        text = data.decode()
+        assert "<svg" in text and "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+
+
+def test_report_to_stdout_and_prices(tmp_path: Path) -> None:
+    code, out, _ = run("replay", EXAMPLE, "-w", "100000", "--report", "-", "--price-input", "0", "--price-cached", "0")
+    assert code == 0
+    report = json.loads(out)
+    assert report["totals"]["compactions"] == 0 and report["totals"]["cost_usd"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["replay", "missing.json", "-w", "1000"], "no such file"),
+        (["replay", EXAMPLE, "-w", "0"], "--context-window"),
+        (["replay", EXAMPLE], "--context-window"),
+        (["replay", EXAMPLE, "--model", "no-such-model-xyz"], "no-such-model-xyz"),
+        (["replay", EXAMPLE, "-w", "1000", "--strategy", "nope"], "unknown strategy"),
+        (["replay", EXAMPLE, "-w", "1000", "--plot", "out.svg"], "--plot"),
+        (["replay", EXAMPLE, "-w", "1000", "--summarizer", "bogus:x"], "--summarizer"),
+        (["expand", "no-such-id", "--db", "missing.db"], "no such database"),
+        (["search", "x", "--db", "missing.db"], "no such database"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], needle: str) -> None:
+    code, out, err = run(*args)
+    assert code == 2 and out == ""
+    assert needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_unknown_summary_id(replayed: tuple[dict[str, Any], Path]) -> None:
+    _, db = replayed
+    code, _, err = run("expand", "no-such-id", "--db", str(db))
+    assert code == 2 and "no-such-id" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_recording_that_breaks_the_rules_is_flagged_and_repair_fixes_it(tmp_path: Path) -> None:
+    doc = [
+        {"role": "user", "content": "first question"},
+        {"role": "assistant", "content": "first answer"},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "second question"},
+        {"role": "assistant", "content": "second answer"},
+    ]
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(doc))
+    code, out, err = run("replay", str(path), "-f", "openai", "-w", "10000", "--provider", "anthropic", "--report", "-")
+    assert code == 0 and "breaks" in err
+    assert any(t["valid"] is False for t in json.loads(out)["turns"])
+    code, out, err = run(
+        "replay", str(path), "-f", "openai", "-w", "10000", "--provider", "anthropic", "--repair", "--report", "-"
+    )
+    assert code == 0 and "breaks" not in err
+    assert all(t["valid"] is True for t in json.loads(out)["turns"])

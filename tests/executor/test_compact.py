@@ -1,0 +1,273 @@
+"""The executor: failing open, the concurrency bound, no mutation, dry runs, the report, the final checks."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from chainsum.chain import SUMMARIZATION_TOOL_NAME, SUMMARIZED_CONTENT_PREFIX, is_record_message, record_blocks
+from chainsum.errors import SummarizerError
+from chainsum.executor import CompactResult, compact, compact_sync
+from chainsum.messages import Message, Text, ToolResult
+from chainsum.strategies import Mask, MaskStrategy, Plan, RatioStrategy, Summarize, SummarizePart
+from strategies.strategies_support import (
+    CharCounter,
+    FixedPlan,
+    Scripted,
+    agent_history,
+    chat_history,
+    fixed_summary,
+    tool,
+)
+
+
+def pair_steps(n: int) -> Plan:
+    """One `pair`-form summary per tool step of `agent_history(n + 1)` (its last step stays: the current turn is
+    the final answer, and the step before it is kept too for clarity)."""
+    return Plan(tuple(Summarize(start=2 + 2 * k, end=4 + 2 * k, form="pair", reason=f"step {k}") for k in range(n)))
+
+
+def test_one_failing_summary_keeps_its_originals_and_reports_the_error() -> None:
+    messages = agent_history(4)
+    scripted = Scripted(fail_on=("output 1 ",))
+    result = compact_sync(messages, FixedPlan(pair_steps(3)), summarizer=scripted, counter=CharCounter())
+    out = result.messages
+    assert len(result.errors) == 1
+    assert isinstance(result.errors[0].error, SummarizerError) and result.errors[0].error.kind == "rate_limit"
+    assert result.errors[0].step == pair_steps(3).steps[1]
+    assert out[4:6] == tuple(messages[4:6])  # step 1 kept verbatim
+    assert out[2].tool_calls[0].name == SUMMARIZATION_TOOL_NAME and out[6].tool_calls[0].name == SUMMARIZATION_TOOL_NAME
+    assert result.summarizer_calls == 3 and result.messages_summarized == 4
+    assert result.valid
+
+
+def test_every_summary_failing_returns_the_input_with_every_error() -> None:
+    messages = agent_history(4)
+    scripted = Scripted(fail_on=("output",))
+    result = compact_sync(messages, FixedPlan(pair_steps(3)), summarizer=scripted, counter=CharCounter())
+    assert result.messages == tuple(messages)
+    assert len(result.errors) == 3
+    assert result.tokens_after == result.tokens_before
+
+
+@pytest.mark.parametrize("bound", [1, 3, 5])
+def test_concurrency_bound_is_honoured(bound: int) -> None:
+    messages = agent_history(13)
+    scripted = Scripted(yields=5)
+    result = compact_sync(
+        messages, FixedPlan(pair_steps(12)), summarizer=scripted, counter=CharCounter(), concurrency=bound
+    )
+    assert scripted.max_in_flight == bound
+    assert result.summarizer_calls == 12
+
+
+def test_inputs_are_not_mutated() -> None:
+    messages = agent_history(6)
+    snapshot = list(messages)
+    parts = [m.parts for m in messages]
+    compact_sync(messages, RatioStrategy(preserve_recent=2), summarizer=fixed_summary, counter=CharCounter())
+    assert messages == snapshot and all(a is b for a, b in zip(messages, snapshot, strict=True))
+    assert [m.parts for m in messages] == parts
+
+
+def test_dry_run_calls_no_summarizer_and_returns_plans() -> None:
+    messages = agent_history(6, output=1000)
+    scripted = Scripted()
+    result = compact_sync(
+        messages, RatioStrategy(preserve_recent=2), summarizer=scripted, counter=CharCounter(), dry_run=True
+    )
+    assert scripted.calls == []
+    assert result.dry_run and result.messages == tuple(messages)
+    assert result.plans[0].steps and result.tokens_after < result.tokens_before
+
+
+def test_nothing_gained_returns_the_input_unchanged() -> None:
+    messages = chat_history(10, size=10)
+    result = compact_sync(
+        messages, RatioStrategy(preserve_recent=2), summarizer=lambda t: "long " * 2000, counter=CharCounter()
+    )
+    assert result.messages == tuple(messages) and not result.changed
+
+
+def test_structure_is_repaired_first_and_reported() -> None:
+    messages = agent_history(4)
+    del messages[5]  # step 1 loses its result
+    result = compact_sync(messages, RatioStrategy(preserve_recent=2), summarizer=fixed_summary, counter=CharCounter())
+    assert result.repairs and result.repairs[0].rule in (3, 6)
+    assert result.valid
+
+
+def test_report_has_exactly_the_cli_keys() -> None:
+    result = compact_sync(
+        chat_history(10), RatioStrategy(), summarizer=fixed_summary, counter=CharCounter(), provider="anthropic"
+    )
+    assert set(result.report()) == {
+        "tokens_before",
+        "tokens_after",
+        "messages_before",
+        "messages_after",
+        "messages_summarized",
+        "summarizer_calls",
+        "summarizer_input_tokens",
+        "seconds",
+        "strategy",
+        "provider",
+        "budget",
+        "fits",
+        "valid",
+        "problems",
+        "errors",
+        "changes",
+    }
+    assert result.report()["strategy"] == "ratio" and result.report()["valid"] is True
+
+
+def test_progress_is_reported_per_step() -> None:
+    seen: list[tuple[int, int, str]] = []
+    compact_sync(
+        agent_history(4),
+        FixedPlan(pair_steps(3)),
+        summarizer=fixed_summary,
+        counter=CharCounter(),
+        concurrency=1,
+        progress=lambda done, total, phase: seen.append((done, total, phase)),
+    )
+    assert [(d, t) for d, t, _ in seen] == [(0, 3), (1, 3), (2, 3), (3, 3)]  # the planned total from the start
+    assert {phase for _, _, phase in seen} == {""}  # FixedPlan's plan has no note
+
+
+def test_sync_twin_inside_a_running_loop_matches_the_async_core() -> None:
+    """A sync hook called from async code (LangChain, Strands) gets the same result as awaiting the core."""
+    messages = chat_history(10)
+
+    async def inner() -> tuple[object, object]:
+        sync = compact_sync(messages, RatioStrategy(), summarizer=fixed_summary, counter=CharCounter())
+        awaited = await compact(messages, RatioStrategy(), summarizer=fixed_summary, counter=CharCounter())
+        return sync, awaited
+
+    sync, awaited = asyncio.run(inner())
+    assert isinstance(sync, CompactResult) and isinstance(awaited, CompactResult)
+    assert sync.changed and sync.messages == awaited.messages and sync.report().keys() == awaited.report().keys()
+
+
+def test_async_core_accepts_sync_summarizers() -> None:
+    result = asyncio.run(
+        compact(chat_history(10), RatioStrategy(), summarizer=fixed_summary, counter=CharCounter(), budget=None)
+    )
+    assert result.changed
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        Summarize(start=2, end=3, form="pair", reason="splits a call from its result"),
+        Summarize(start=0, end=2, form="pair", reason="takes the system message"),
+        Summarize(start=8, end=11, form="pair", reason="takes the current turn"),
+        Mask(index=1, part=0, reason="not a tool result"),
+    ],
+)
+def test_invalid_plans_are_refused(step: Summarize | Mask) -> None:
+    with pytest.raises(ValueError, match="invalid"):
+        compact_sync(agent_history(4), FixedPlan(Plan((step,))), summarizer=fixed_summary, counter=CharCounter())
+
+
+def test_summary_forms() -> None:
+    messages = chat_history(6, size=300)
+    for form, check in [
+        ("completion", lambda m: m.role == "assistant" and m.text.startswith(SUMMARIZED_CONTENT_PREFIX)),
+        ("record", lambda m: m.role == "user" and is_record_message(m) and record_blocks(m)[0].depth == 1),
+        ("snapshot", lambda m: m.role == "user" and "<state_snapshot>" in m.text and "Context Restoration" in m.text),
+        ("pair", lambda m: m.role == "assistant" and m.tool_calls[0].name == SUMMARIZATION_TOOL_NAME),
+    ]:
+        plan = Plan((Summarize(start=1, end=5, form=form, reason="test"),))  # type: ignore[arg-type]
+        out = compact_sync(messages, FixedPlan(plan), summarizer=fixed_summary, counter=CharCounter()).messages
+        assert check(out[1]), form
+
+
+def test_summarize_part_replaces_one_tool_result() -> None:
+    messages = agent_history(3, output=4000)
+    plan = Plan((SummarizePart(index=3, part=0, reason="huge"),))
+    out = compact_sync(messages, FixedPlan(plan), summarizer=fixed_summary, counter=CharCounter()).messages
+    part = out[3].parts[0]
+    assert isinstance(part, ToolResult) and part.text.startswith("Summary of tool output:\n")
+    assert part.call_id == "call_0"
+
+
+def test_long_spans_are_chunked_under_the_input_cap() -> None:
+    messages = agent_history(12, output=3000)
+    scripted = Scripted()
+    result = compact_sync(
+        messages,
+        FixedPlan(Plan((Summarize(start=1, end=20, form="pair", reason="long"),))),
+        summarizer=scripted,
+        counter=CharCounter(),
+        max_summarizer_input_tokens=3000,
+    )
+    assert result.summarizer_calls > 1
+    assert all(CharCounter().count_text(t) <= 3000 for t in scripted.calls)
+    assert result.changed
+
+
+def test_reasoning_signed_calls_give_the_summary_a_fake_signature() -> None:
+    from chainsum.messages import Reasoning, ToolCall
+
+    signed = ToolCall(id="c1", name="read_file", arguments="{}", reasoning=Reasoning(signature="sig"))
+    messages = [
+        Message.of("user", "go"),
+        Message(role="assistant", parts=(Text(text="t"), signed)),
+        tool("c1", "r" * 2000),
+        Message.of("assistant", "done"),
+    ]
+    plan = Plan((Summarize(start=1, end=3, form="pair", reason="signed"),))
+    out = compact_sync(messages, FixedPlan(plan), summarizer=fixed_summary, counter=CharCounter()).messages
+    assert out[1].tool_calls[0].reasoning is not None
+
+
+def test_library_scripted_double_sees_the_bound_and_a_scripted_failure() -> None:
+    from chainsum.testing.scripted import ScriptedSummarizer
+
+    def script(transcript: str) -> str | BaseException:
+        return SummarizerError("boom", kind="transport") if "output 4 " in transcript else "ok"
+
+    scripted = ScriptedSummarizer(script)
+    result = compact_sync(
+        agent_history(9), FixedPlan(pair_steps(8)), summarizer=scripted, counter=CharCounter(), concurrency=2
+    )
+    assert scripted.max_concurrency <= 2 and scripted.call_count == 8
+    assert [e.step for e in result.errors] == [pair_steps(8).steps[4]]
+
+
+def test_dry_run_simulates_later_rounds_without_the_summarizer() -> None:
+    from chainsum.strategies import AutoStrategy
+
+    messages = agent_history(10, output=3000)
+    budget = CharCounter().count_messages(messages) // 10
+    scripted = Scripted()
+    result = compact_sync(
+        messages,
+        AutoStrategy(keep_last_turns=2),
+        summarizer=scripted,
+        counter=CharCounter(),
+        budget=budget,
+        hard_limit=budget * 5,  # over it, masking comes first; under it, in round 2, summaries follow
+        dry_run=True,
+    )
+    assert scripted.calls == []
+    assert result.messages == tuple(messages)
+    phases = [p.note for p in result.plans if p.steps]
+    assert phases and "summary" in phases[0] and "masked" in phases[0]  # one round: a summary, then masks after it
+    assert result.tokens_after <= budget  # the simulated outcome
+    assert result.summarizer_calls > 0  # the stand-in's calls: what the real run would make
+
+
+@pytest.mark.parametrize(
+    ("budget", "hard_limit", "match"),
+    [(-1, None, "budget"), (-5, None, "budget"), (100, 0, "hard_limit"), (100, 50, "hard_limit"), (None, -1, "hard")],
+)
+def test_budget_and_hard_limit_are_checked(budget: int | None, hard_limit: int | None, match: str) -> None:
+    messages = agent_history(3)
+    with pytest.raises(ValueError, match=match):
+        compact_sync(
+            messages, MaskStrategy(), summarizer=None, counter=CharCounter(), budget=budget, hard_limit=hard_limit
+        )

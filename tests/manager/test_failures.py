@@ -1,0 +1,151 @@
+"""Fault injection: every summarizer failure kind, retry and backoff, the preference list, fail open or abort, a
+failing archive. In every case no message is lost: the history comes back unchanged or its removed originals are
+in the archive."""
+
+from __future__ import annotations
+
+import pytest
+
+from chainsum.errors import SummarizerError
+from chainsum.manager._events import ManagerEvent, SummarizationEvent, SummarizationFailedEvent
+from chainsum.store import MemoryArchive
+from chainsum.testing import ScriptedSummarizer
+from manager.manager_support import SYSTEM, Dict, Sleeps, make, turn
+
+
+def _history_over_trigger() -> list[Dict]:
+    hist: list[Dict] = [SYSTEM]
+    for i in range(30):
+        hist += turn(i)
+    return hist
+
+
+@pytest.mark.parametrize("kind", ["transport", "rate_limit"])
+def test_retryable_failure_is_retried_once_with_backoff_then_succeeds(kind: str) -> None:
+    scripted = ScriptedSummarizer([SummarizerError("boom", kind=kind)], repeat=False)
+    sleeps = Sleeps()
+    events: list[ManagerEvent] = []
+    manager = make(summarizers=[scripted], sleeps=sleeps, events=events)
+    prepared = manager.prepare_sync(_history_over_trigger())
+    assert isinstance(prepared.event, SummarizationEvent)
+    assert sleeps.delays[0] == pytest.approx(0.25)  # 250 ms * 2**0
+    assert scripted.call_count >= 2
+
+
+def test_retry_after_is_honoured() -> None:
+    scripted = ScriptedSummarizer([SummarizerError("slow down", kind="rate_limit", retry_after=3.0)])
+    sleeps = Sleeps()
+    manager = make(summarizers=[scripted], sleeps=sleeps)
+    manager.prepare_sync(_history_over_trigger())
+    assert sleeps.delays[0] == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("kind", ["transport", "rate_limit"])
+def test_retryable_failure_twice_fails_open(kind: str) -> None:
+    scripted = ScriptedSummarizer([SummarizerError("down", kind=kind)], repeat=True)
+    sleeps = Sleeps()
+    events: list[ManagerEvent] = []
+    archive = MemoryArchive()
+    manager = make(summarizers=[scripted], sleeps=sleeps, events=events, archive=archive)
+    hist = _history_over_trigger()
+    prepared = manager.prepare_sync(hist)
+    assert prepared.messages is hist  # the original, untouched
+    assert isinstance(prepared.event, SummarizationFailedEvent)
+    assert prepared.event.error_kind == kind and prepared.event.retryable
+    assert all(d == pytest.approx(0.25) for d in sleeps.delays)  # one retry per call, never more
+    assert archive.archived("default") == [] and archive.records("default") == []
+
+
+@pytest.mark.parametrize("kind", ["invalid", "empty", "refused"])
+def test_validation_failure_is_not_retried_and_goes_to_the_next_summarizer(kind: str) -> None:
+    bad = ScriptedSummarizer([SummarizerError("no", kind=kind)], repeat=True)
+    good = ScriptedSummarizer()
+    sleeps = Sleeps()
+    manager = make(summarizers=[bad, good], sleeps=sleeps)
+    prepared = manager.prepare_sync(_history_over_trigger())
+    assert isinstance(prepared.event, SummarizationEvent)
+    assert sleeps.delays == []
+    assert good.call_count >= 1
+    assert bad.call_count == good.call_count  # each call tried the first summarizer exactly once
+
+
+@pytest.mark.parametrize("kind", ["invalid", "empty", "refused"])
+def test_validation_failure_of_the_only_summarizer_fails_open(kind: str) -> None:
+    bad = ScriptedSummarizer([SummarizerError("no", kind=kind)], repeat=True)
+    events: list[ManagerEvent] = []
+    manager = make(summarizers=[bad], events=events)
+    hist = _history_over_trigger()
+    prepared = manager.prepare_sync(hist)
+    assert prepared.messages is hist
+    assert isinstance(prepared.event, SummarizationFailedEvent) and prepared.event.error_kind == kind
+    assert not prepared.event.retryable
+
+
+def test_empty_output_and_raising_callable() -> None:
+    def raising(transcript: str) -> str:
+        raise ConnectionError("reset by peer")
+
+    def empty(transcript: str) -> str:
+        return "   "
+
+    events: list[ManagerEvent] = []
+    manager = make(summarizers=[raising, empty], events=events)
+    hist = _history_over_trigger()
+    prepared = manager.prepare_sync(hist)
+    assert prepared.messages is hist
+    assert isinstance(prepared.event, SummarizationFailedEvent)
+    assert prepared.event.error_kind == "empty"  # the last summarizer's failure
+
+
+def test_abort_on_failure_raises_after_the_event() -> None:
+    events: list[ManagerEvent] = []
+    bad = ScriptedSummarizer([SummarizerError("no", kind="invalid")], repeat=True)
+    manager = make(summarizers=[bad], events=events, abort_on_failure=True)
+    with pytest.raises(SummarizerError):
+        manager.prepare_sync(_history_over_trigger())
+    assert len(events) == 1 and isinstance(events[0], SummarizationFailedEvent) and events[0].aborted
+
+
+def test_failed_attempt_starts_the_cooldown() -> None:
+    bad = ScriptedSummarizer([SummarizerError("no", kind="invalid")], repeat=True)
+    manager = make(summarizers=[bad])
+    hist = _history_over_trigger()
+    manager.prepare_sync(hist)
+    calls = bad.call_count
+    hist = [*hist, {"role": "user", "content": "one more"}]
+    assert manager.prepare_sync(hist).event is None  # 1 message since the attempt: cooldown
+    assert bad.call_count == calls
+
+
+def test_failing_archive_returns_the_original_history() -> None:
+    archive = MemoryArchive()
+    archive.fail_writes = True
+    events: list[ManagerEvent] = []
+    manager = make(archive=archive, events=events)
+    hist = _history_over_trigger()
+    prepared = manager.prepare_sync(hist)
+    assert prepared.messages is hist
+    assert isinstance(prepared.event, SummarizationFailedEvent) and prepared.event.error_kind == "archive"
+    assert manager.state.depth == 0
+
+
+def test_a_failing_event_callback_does_not_break_prepare() -> None:
+    def broken(event: ManagerEvent) -> None:
+        raise RuntimeError("observer bug")
+
+    manager = make()
+    manager.events.subscribe(broken)
+    prepared = manager.prepare_sync(_history_over_trigger())
+    assert isinstance(prepared.event, SummarizationEvent)
+
+
+def test_async_callback_receives_the_event() -> None:
+    seen: list[ManagerEvent] = []
+
+    async def on_event(event: ManagerEvent) -> None:
+        seen.append(event)
+
+    manager = make()
+    manager.events.subscribe(on_event)
+    prepared = manager.prepare_sync(_history_over_trigger())
+    assert seen == [prepared.event]

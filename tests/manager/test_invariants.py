@@ -1,0 +1,167 @@
+"""DESIGN's invariants for the `ContextManager` itself, request by request, over generated histories and the real
+corpora, fed as an agent feeds them (the manager's last output plus what was recorded since):
+
+- every request it returns is valid for the provider;
+- it is never larger than what it was given;
+- the user's system messages survive verbatim;
+- every message taken out of the context is in the archive, with the SHA-256 a summary record holds for it;
+- the current turn is untouched unless the history was over the window (where only a clip may touch it).
+
+The strategy-level invariants are tested per strategy in ``strategies_core``; these are the manager's own: its
+passes, tail guard, emergency rules and archiving compose without breaking any of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chainsum import formats
+from chainsum.chain import Chain, is_summary_system
+from chainsum.manager._config import ManagerConfig
+from chainsum.manager._manager import ContextManager
+from chainsum.manager._recall import is_recall_message
+from chainsum.manager._replay import request_indices
+from chainsum.messages import Message, Text
+from chainsum.rules import repair, validate
+from chainsum.store import MemoryArchive, message_sha256
+from chainsum.summarize import ExtractiveSummarizer
+from chainsum.testing import ChainConfig, generate_chain, iter_documents
+from chainsum.tokens import HeuristicCounter
+from generators import chain_configs, histories, well_formed_histories
+
+COUNTER = HeuristicCounter()
+
+
+def _key(m: Message) -> str:
+    return message_sha256(m)
+
+
+def current_turn(messages: Sequence[Message]) -> tuple[list[Message], list[Message]]:
+    """The last body pair (the last assistant message and its tool results) and the user messages after it."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == "assistant":
+            j = i + 1
+            while j < len(messages) and messages[j].role == "tool":
+                j += 1
+            return list(messages[i:j]), list(messages[j:])
+    return [], list(messages)
+
+
+def check_request(given_: list[Message], out: list[Message], manager: ContextManager, archive: MemoryArchive) -> None:
+    provider = manager.provider
+    assert validate(out, provider) == [], validate(out, provider)[:3]
+    recalled = [m for m in out if is_recall_message(m)]
+    assert len(recalled) <= 1 and sum(COUNTER.count_message(m) for m in recalled) <= manager.window // 10
+    # the recall block is per request (a share of the window, over the compacted history), and a caller sending
+    # back what it got sends the previous one too: both are left out of the comparisons below
+    given_ = [m for m in given_ if not is_recall_message(m)]
+    out = [m for m in out if not is_recall_message(m)]
+    assert COUNTER.count_messages(out) <= COUNTER.count_messages(given_)
+    text = "\n".join(m.text for m in out)
+    for m in given_:
+        if m.role == "system" and not is_summary_system(m) and m.text.strip():
+            assert m.text in text, "a system message was lost or changed"
+    removed = Counter(_key(m) for m in given_) - Counter(_key(m) for m in out)
+    if removed:
+        archived = {e.sha256 for e in archive.archived(manager.session)}
+        recorded = {sha for r in archive.records(manager.session) for sha in r.original_sha256}
+        for sha in removed:
+            assert sha in archived, "a message left the context without being archived"
+            assert sha in recorded, "an archived message is referenced by no summary record"
+    if COUNTER.count_messages(given_) <= manager.window:
+        pair, after = current_turn(given_)
+        out_pair, out_after = current_turn(out)
+        assert out_pair == pair, "the current turn changed under the window"
+        # trailing user messages may be merged into one (consecutive human messages), never altered or dropped
+        merged = "\n".join(m.text for m in out_after)
+        assert all(t.text in merged for m in after for t in m.parts if isinstance(t, Text)), "a user message changed"
+
+
+def replay_checked(messages: Sequence[Message], window: int, provider: str, **config: object) -> int:
+    """Feed `messages` request by request; check every request; return how many were compacted."""
+    archive = MemoryArchive()
+    cfg = replace(ManagerConfig(), **config)  # type: ignore[arg-type]
+    manager = ContextManager(
+        cfg, context_window=window, summarizers=[ExtractiveSummarizer()], provider=provider, archive=archive
+    )
+    history: list[Message] = []
+    pos = 0
+    compacted = 0
+    for cut in [*request_indices(messages), len(messages)]:
+        history.extend(messages[pos:cut])
+        pos = cut
+        if not history:
+            continue
+        given_ = list(history)
+        out = list(manager.prepare_sync(given_).messages)
+        check_request(given_, out, manager, archive)
+        compacted += out != given_
+        history = out
+    return compacted
+
+
+def prepared_for(messages: Sequence[Message], provider: str) -> list[Message]:
+    """The history as a well-behaved agent would hold it: valid for its provider to begin with."""
+    built = Chain.build(messages, repair=True, allow_pending_tail=True).messages()
+    return list(repair(built, provider).messages)
+
+
+@given(well_formed_histories(max_turns=8), st.sampled_from(["openai", "anthropic"]), st.integers(150, 1500))
+def test_generated_histories(messages: list[Message], provider: str, window: int) -> None:
+    replay_checked(prepared_for(messages, provider), window, provider, min_messages=4, cooldown_messages=1)
+
+
+@given(histories(), st.sampled_from(["openai", "anthropic", "gemini", "bedrock"]), st.integers(100, 1000))
+def test_malformed_histories_never_raise_and_any_change_is_valid(
+    messages: list[Message], provider: str, window: int
+) -> None:
+    """What users send is not always well formed (orphan results, unanswered calls, empty messages): the manager
+    never raises for it, and what it returns, when it changed anything, is valid and never larger."""
+    archive = MemoryArchive()
+    cfg = replace(ManagerConfig(), min_messages=2, cooldown_messages=1)
+    manager = ContextManager(
+        cfg, context_window=window, summarizers=[ExtractiveSummarizer()], provider=provider, archive=archive
+    )
+    out = list(manager.prepare_sync(messages).messages)
+    if out != messages:
+        assert validate(out, provider) == []
+        assert COUNTER.count_messages(out) <= COUNTER.count_messages(messages)
+
+
+@given(
+    chain_configs(complete=True),
+    st.integers(60, 400),
+)
+def test_generated_chains(config: ChainConfig, window: int) -> None:
+    messages = prepared_for(generate_chain(config), "openai")
+    replay_checked(messages, window, "openai", min_messages=4, cooldown_messages=1, preserve_recent=2)
+
+
+def test_corpora() -> None:
+    """Claude Code sessions at a 64K window (Anthropic), every 10th tau-bench and tau2 run at 4K (OpenAI)."""
+    docs = list(iter_documents(include_subagents=False))
+    if not docs:
+        pytest.skip("the shared corpora are not available")
+    compacted = 0
+    seen: Counter[str] = Counter()
+    for doc in docs:
+        corpus = doc.label.split("/")[0]
+        seen[corpus] += 1
+        if corpus == "claude-code":
+            window, provider = 64_000, "anthropic"
+        elif corpus in ("tau-bench", "tau2-bench") and seen[corpus] % 10 == 1:
+            window, provider = 4_000, "openai"
+        else:
+            continue
+        messages = prepared_for(formats.load(doc.data, doc.format).messages, provider)
+        try:
+            compacted += replay_checked(messages, window, provider)
+        except AssertionError as exc:
+            raise AssertionError(f"{doc.label}: {exc}") from exc
+    assert compacted > 0  # the invariants were checked on compacted requests, not only on untouched ones

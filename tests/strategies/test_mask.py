@@ -1,0 +1,122 @@
+"""The mask strategy: exact plans, placeholders, clipping, and what it never touches."""
+
+from __future__ import annotations
+
+import pytest
+
+from chainsum.executor import compact_sync
+from chainsum.messages import Message, Text, ToolResult
+from chainsum.strategies import MASK_PREFIX, Clip, Mask, MaskStrategy, PlanContext
+from strategies.strategies_support import CharCounter, agent_history, call, tool
+
+CTX = PlanContext(budget=None, counter=CharCounter())
+
+
+def test_old_results_are_masked_recent_ones_kept() -> None:
+    messages = agent_history(6)  # results at 3, 5, 7, 9, 11, 13; answer at 14
+    plan = MaskStrategy(keep_last_turns=2).plan(messages, CTX)
+    assert [(s.kind, s.index, s.part) for s in plan.steps] == [("mask", i, 0) for i in (3, 5, 7, 9)]
+
+
+def test_placeholder_keeps_name_arguments_and_size_and_is_not_masked_again() -> None:
+    messages = agent_history(4)
+    result = compact_sync(messages, MaskStrategy(keep_last_turns=1), summarizer=None, counter=CharCounter())
+    masked = result.messages[3].parts[0]
+    assert isinstance(masked, ToolResult)
+    original = messages[3].parts[0]
+    assert isinstance(original, ToolResult)
+    assert masked.content == (
+        f'[chainsum: tool output masked: tool=read_file args={{"path": "f0.py"}} original={len(original.text)} bytes]'
+    )
+    assert masked.call_id == original.call_id
+    assert result.summarizer_calls == 0 and result.valid
+    assert not MaskStrategy(keep_last_turns=1).plan(result.messages, CTX)
+
+
+def test_huge_recent_results_are_clipped_but_not_in_the_current_turn() -> None:
+    huge = "h" * 30000
+    messages = [
+        Message.of("user", "go"),
+        Message(role="assistant", parts=(call("a"),)),
+        tool("a", huge),
+        Message(role="assistant", parts=(call("b"),)),
+        tool("b", huge),
+    ]
+    plan = MaskStrategy(keep_last_turns=5).plan(messages, CTX)
+    assert plan.steps == (Clip(index=2, part=0, head=4000, tail=2000, reason=plan.steps[0].reason),)
+    out = compact_sync(messages, MaskStrategy(keep_last_turns=5), summarizer=None, counter=CharCounter()).messages
+    clipped = out[2].parts[0]
+    assert isinstance(clipped, ToolResult) and isinstance(clipped.content, str)
+    assert clipped.content.startswith("h" * 4000 + "\n[chainsum: clipped 24000 of 30000 characters]\n")
+    assert out[3:] == tuple(messages[3:])
+
+
+def test_small_results_and_summary_pairs_are_left_alone() -> None:
+    messages = [
+        Message.of("user", "go"),
+        Message(role="assistant", parts=(call("a"),)),
+        tool("a", "ok"),
+        Message(role="assistant", parts=(call("s", name="execute_task_and_return_summary"),)),
+        tool("s", "y" * 500, name="execute_task_and_return_summary"),
+        Message.of("assistant", "done"),
+    ]
+    assert not MaskStrategy(keep_last_turns=0).plan(messages, CTX)
+
+
+def test_with_a_budget_it_masks_oldest_first_only_as_needed() -> None:
+    messages = agent_history(6)
+    total = CharCounter().count_messages(messages)
+    plan = MaskStrategy(keep_last_turns=0).plan(messages, PlanContext(budget=total - 50, counter=CharCounter()))
+    assert [s.index for s in plan.steps] == [3]
+    assert all(isinstance(s, Mask) for s in plan.steps)
+
+
+def test_parameters_are_checked() -> None:
+    with pytest.raises(ValueError):
+        MaskStrategy(clip_chars=100, head=80, tail=40)
+    with pytest.raises(ValueError):
+        MaskStrategy(keep_last_turns=-1)
+
+
+def test_result_with_image_is_masked_to_text() -> None:
+    from chainsum.messages import Image
+
+    content = (Text(text="t" * 300), Image(url="https://example.com/" + "i" * 300))
+    messages = [
+        Message.of("user", "go"),
+        Message(role="assistant", parts=(call("a"),)),
+        Message(role="tool", parts=(ToolResult(call_id="a", name="read_file", content=content),)),
+        Message.of("assistant", "done"),
+    ]
+    plan = MaskStrategy(keep_last_turns=0).plan(messages, CTX)
+    assert [(s.kind, s.index) for s in plan.steps] == [("mask", 2)]
+
+
+def test_placeholder_keeps_the_identifiers_the_output_mentioned() -> None:
+    """Tool output holds most of a session's identifiers; the placeholder keeps the most frequent, within bounds."""
+    listing = "\n".join(
+        ["src/app/orders.py: 3 matches", "src/app/orders.py:41 raise OrderNotFound(order_id)", "ERR-4021 at 12ms"] * 20
+        + [f"line {k} of plain filler words" for k in range(200)]
+    )
+    messages = agent_history(3)
+    messages[3] = tool("call_0", listing)
+    result = compact_sync(messages, MaskStrategy(keep_last_turns=1), summarizer=None, counter=CharCounter())
+    masked = result.messages[3].parts[0]
+    assert isinstance(masked, ToolResult) and isinstance(masked.content, str)
+    assert masked.content.startswith(MASK_PREFIX)
+    mentions = masked.content.split("; mentions: ", 1)[1].rstrip("]").split(", ")
+    assert mentions == ["src/app/orders.py", "OrderNotFound", "order_id", "ERR-4021", "12ms"]
+    assert "filler" not in mentions and "line" not in mentions  # plain words identify nothing
+    assert len(masked.content) < 400  # bounded whatever the output held
+
+
+def test_placeholder_of_a_small_result_stays_small() -> None:
+    """At most a tenth of the original goes to identifiers, so masking a small result still saves most of it."""
+    messages = agent_history(3)
+    messages[3] = tool("call_0", "see src/a_module.py and src/b_module.py for ERR-1234 " + "x" * 300)
+    result = compact_sync(messages, MaskStrategy(keep_last_turns=1), summarizer=None, counter=CharCounter())
+    masked = result.messages[3].parts[0]
+    assert isinstance(masked, ToolResult)
+    mentions = masked.text.split("; mentions: ", 1)[1].rstrip("]")
+    assert mentions.startswith("src/a_module.py") and len(mentions) <= 353 // 10
+    assert "ERR-1234" not in mentions  # no room left in the tenth of 353 bytes
