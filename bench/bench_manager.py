@@ -25,13 +25,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from chainsum.manager._archive import MemoryArchive
-
 from chainsum import formats
 from chainsum.manager._config import ManagerConfig
 from chainsum.manager._manager import ContextManager
 from chainsum.manager._replay import CountingSummarizer, replay_sync
 from chainsum.messages import Message
+from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import iter_documents
 from chainsum.tokens import HeuristicCounter

@@ -2,11 +2,13 @@
 
 Run: ``uv run python bench/bench_retention.py [--limit N]``.
 
-For each strategy, with the extractive summarizer (no model), at budgets of 50 % and 20 % of each conversation's
-original tokens, over the shared corpora: the share of the original's identifiers (file paths, URLs, numbers
-with at least 3 digits or a unit, ids such as ``ORD-7731`` or ``toolu_...``, CamelCase and snake_case names)
-still present anywhere in the output text. The identifier finder here is deliberately independent of the
-extractive summarizer's own, so the figure is not self-fulfilling.
+For each strategy, with the extractive summarizer (no model), at budgets of 25 %, 50 % and 75 % of each
+conversation's original tokens, over the shared corpora: the share of the original's identifiers (file paths, URLs,
+numbers with at least 3 digits or a unit, ids such as ``ORD-7731`` or ``toolu_...``, CamelCase and snake_case
+names) still present anywhere in the output text, next to plain truncation at the same budget (the system
+messages, then the newest messages that fit, a leading tool result dropped so the history stays valid). The
+identifier finder here is deliberately independent of the extractive summarizer's own, so the figure is not
+self-fulfilling. The last lines say whether the default strategy (``auto``) is ever below truncation.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ import asyncio
 import re
 import statistics
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
+from chainsum.executor import compact
 from chainsum.formats import load
 from chainsum.messages import Message, Text, ToolCall, ToolResult
-from chainsum.strategies import compact
+from chainsum.rules import validate
+from chainsum.strategies import Strategy
 from chainsum.summarize import ExtractiveSummarizer
-from chainsum.testing import iter_documents
-from chainsum.tokens import get_counter
+from chainsum.testing import CorpusDocument, iter_documents
+from chainsum.tokens import TokenCounter, get_counter
 
-STRATEGIES = ("mask", "ratio", "sections", "safe-split", "auto")
+STRATEGIES = ("truncate", "mask", "ratio", "sections", "safe-split", "auto")
+SHARES = (0.25, 0.5, 0.75)
 _IDENT = re.compile(
     r"(?:[\w.-]+/)+[\w.-]+"  # paths
     r"|https?://[^\s\"'<>]+"  # URLs
@@ -54,7 +59,24 @@ def identifiers(text: str) -> set[str]:
     return {m.group(0) for m in _IDENT.finditer(text)}
 
 
-def strategy(name: str) -> object:
+def truncate(messages: Sequence[Message], budget: int, counter: TokenCounter) -> list[Message]:
+    """The baseline: every system message, then the newest other messages that fit the budget."""
+    system = [m for m in messages if m.role == "system"]
+    room = budget - counter.count_messages(system)
+    kept: list[Message] = []
+    for m in reversed([m for m in messages if m.role != "system"]):
+        cost = counter.count_message(m)
+        if cost > room:
+            break
+        kept.append(m)
+        room -= cost
+    kept.reverse()
+    while kept and kept[0].role == "tool":
+        kept.pop(0)
+    return system + kept
+
+
+def strategy(name: str) -> Strategy:
     from chainsum import strategies as s
 
     return {
@@ -75,7 +97,7 @@ def main() -> None:
     docs = list(iter_documents(include_subagents=False))
     if args.limit:
         seen: dict[str, int] = {}
-        keep = []
+        keep: list[CorpusDocument] = []
         for d in docs:
             corpus = d.label.split("/")[0]
             if seen.get(corpus, 0) < args.limit:
@@ -84,7 +106,7 @@ def main() -> None:
         docs = keep
     convs = [(d.label.split("/")[0], load(d.data, d.format).messages) for d in docs]
     corpora = sorted({c for c, _ in convs})
-    floors = []
+    floors: list[float] = []
     for _, messages in convs:
         last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), len(messages))
         fixed = [m for m in messages[:last] if m.role == "system"] + list(messages[last:])
@@ -98,8 +120,9 @@ def main() -> None:
     )
     head = " ".join(f"{c[:11]:>11}" for c in corpora)
     print(f"{'strategy':12} {'budget':>6} {'retained':>9} {head} {'tokens':>7} {'fits':>6} {'valid':>6} {'s':>6}")
+    mean_by: dict[tuple[str, float], float] = {}
     for name in STRATEGIES:
-        for share in (0.5, 0.2):
+        for share in SHARES:
             kept: list[float] = []
             by_corpus: dict[str, list[float]] = {c: [] for c in corpora}
             ratios: list[float] = []
@@ -109,29 +132,40 @@ def main() -> None:
                 before = counter.count_messages(messages)
                 budget = max(1, int(before * share))
                 original = identifiers(texts(messages))
-                result = asyncio.run(
-                    compact(
-                        messages,
-                        strategy(name),
-                        summarizer=summarizer,
-                        counter=counter,
-                        budget=budget,
-                        provider="openai",
+                if name == "truncate":
+                    result_messages = truncate(messages, budget, counter)
+                    ok = not validate(result_messages, "openai")
+                else:
+                    result = asyncio.run(
+                        compact(
+                            messages,
+                            strategy(name),
+                            summarizer=summarizer,
+                            counter=counter,
+                            budget=budget,
+                            provider="openai",
+                        )
                     )
-                )
-                out = texts(result.messages)
+                    result_messages, ok = list(result.messages), result.valid
+                out = texts(result_messages)
+                after = counter.count_messages(result_messages)
                 if original:
                     kept.append(sum(1 for i in original if i in out) / len(original))
                     by_corpus[corpus].append(kept[-1])
-                ratios.append(result.tokens_after / max(1, before))
-                fits += result.tokens_after <= budget
-                valid += bool(result.valid)
+                ratios.append(after / max(1, before))
+                fits += after <= budget
+                valid += bool(ok)
             seconds = time.perf_counter() - start
+            mean_by[(name, share)] = statistics.mean(kept)
             cols = " ".join(f"{statistics.mean(v) if v else 0:11.1%}" for v in by_corpus.values())
             print(
                 f"{name:12} {share:6.0%} {statistics.mean(kept):9.1%} {cols} {statistics.mean(ratios):7.2f} "
                 f"{fits / len(convs):6.0%} {valid / len(convs):6.0%} {seconds:6.1f}"
             )
+    for share in SHARES:
+        auto, base = mean_by[("auto", share)], mean_by[("truncate", share)]
+        verdict = "at or above" if auto >= base else "BELOW"
+        print(f"auto at {share:.0%}: {auto:.1%} retained, {auto / max(base, 1e-9):.2f}x truncation ({verdict} it)")
 
 
 if __name__ == "__main__":

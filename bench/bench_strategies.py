@@ -20,6 +20,7 @@ from typing import Any
 
 from chainsum import formats
 from chainsum.chain import Chain
+from chainsum.executor import compact, compact_sync
 from chainsum.messages import Message
 from chainsum.strategies import (
     AutoStrategy,
@@ -27,8 +28,6 @@ from chainsum.strategies import (
     RatioStrategy,
     SectionsStrategy,
     Strategy,
-    compact,
-    compact_sync,
 )
 from chainsum.testing import iter_documents
 from chainsum.tokens import HeuristicCounter

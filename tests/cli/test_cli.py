@@ -157,6 +157,107 @@ def test_deeply_nested_input_is_a_clear_error(tmp_path: Path) -> None:
     path.write_text("[" * 100_000 + "]" * 100_000)
     code, _, err = run("inspect", str(path))
     assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"{path}: input nested too deeply" in err
+    code, _, err = run("validate", "-", "--provider", "openai", stdin="[" * 100_000)
+    assert code == 2 and err.strip() == "chainsum: error: standard input: input nested too deeply to process"
+
+
+def test_no_format_matches_names_the_closest_and_its_first_problem(tmp_path: Path) -> None:
+    """Detection says what `--format openai` says, so a nearly right file tells its user what to fix."""
+    path = tmp_path / "nearly.json"
+    path.write_text(json.dumps([*BROKEN_OPENAI[:2], {"content": "no role"}]))
+    code, _, detected = run("validate", str(path), "--provider", "openai")
+    assert code == 2 and len(detected.strip().splitlines()) == 1
+    _, _, forced = run("validate", str(path), "--provider", "openai", "--format", "openai")
+    assert "no known chat format matches this document" in detected
+    precise = forced.strip().removeprefix(f"chainsum: error: {path}: ")
+    assert precise.startswith("openai: at [2].role: missing role (expected one of system, developer, user")
+    assert f"closest: {precise}" in detected
+
+
+def test_a_utf8_byte_order_mark_is_accepted_from_a_file_and_stdin(tmp_path: Path) -> None:
+    text = json.dumps(BROKEN_OPENAI[:2])
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    code, out, err = run("validate", str(path), "--provider", "openai", "--json")
+    assert code == 0 and json.loads(out)["valid"] is True, err
+    result = runner.invoke(app, ["inspect", "-", "--json"], input=b"\xef\xbb\xbf" + text.encode())
+    assert result.exit_code == 0 and json.loads(result.stdout)["messages"] == 2, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["compact", EXAMPLE, "--budget", "abc"], "--budget must be a whole number of tokens, got 'abc'"),
+        (["compact", EXAMPLE, "--budget", "-1"], "--budget"),
+        (["compact", EXAMPLE, "--strategy", "nope"], "unknown strategy 'nope'"),
+        (["compact", EXAMPLE, "--bogus"], "compact: No such option: --bogus (see chainsum compact --help)"),
+        (["replay", EXAMPLE, "--context-window", "abc"], "replay: Invalid value for '--context-window'"),
+        (["search", "x", "--db", "a.db", "--limit", "many"], "search: Invalid value for '--limit'"),
+        (["validate", EXAMPLE], "validate: Missing option '--provider'"),
+        (["inspect"], "inspect: Missing argument 'file'"),
+        (["nosuch"], "No such command 'nosuch'"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_2(args: list[str], needle: str) -> None:
+    """Not click's usage block in a rich panel: one line, like every other error."""
+    code, out, err = run(*args)
+    assert code == 2 and out == ""
+    assert err.startswith("chainsum: error: ") and needle in err
+    assert len(err.strip().splitlines()) == 1
+    assert not any(c in err for c in "╭│╰")
+
+
+def test_help_lists_every_command() -> None:
+    code, out, _ = run("--help")
+    assert code == 0
+    for command in ("inspect", "validate", "repair", "convert", "compact", "replay", "expand", "search"):
+        assert f" {command} " in out, command
+    code, out, _ = run()
+    assert "Usage" in out and "replay" in out  # no arguments: the help, not an error line
+
+
+ANTHROPIC_DOC = {
+    "system": "be brief",
+    "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"},
+                {"type": "text", "text": "and?"},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_2", "name": "g", "input": {}}]},
+        {"role": "user", "content": "where is my result?"},
+    ],
+}
+
+
+def test_anthropic_problems_count_messages_as_the_file_does(tmp_path: Path) -> None:
+    """``system`` is a top-level field and a split user turn is one message there: the unanswered call is
+    ``messages[3]`` in the file (canonical message 5)."""
+    path = tmp_path / "anthropic.json"
+    path.write_text(json.dumps(ANTHROPIC_DOC))
+    code, out, _ = run("validate", str(path), "--provider", "anthropic", "--json")
+    assert code == 1
+    assert [(p["rule"], p["index"]) for p in json.loads(out)["problems"]] == [("tool-result-missing", 3)]
+    code, out, _ = run("validate", str(path), "--provider", "anthropic")
+    assert code == 1 and "tool-result-missing message 3: tool call g" in out
+    code, _, err = run("repair", str(path), "--provider", "anthropic", "-o", str(tmp_path / "fixed.json"))
+    assert code == 0 and "add-missing-results: message 3: added an error result for g" in err
+    fixed = json.loads((tmp_path / "fixed.json").read_text())
+    assert fixed["system"] == "be brief" and len(fixed["messages"]) == 5  # the result joins the last user turn
+    assert fixed["messages"][4]["content"][0]["type"] == "tool_result"
+
+
+def test_anthropic_load_errors_count_messages_as_the_file_does(tmp_path: Path) -> None:
+    doc = {"system": "be brief", "messages": [{"role": "user", "content": "hi"}, {"role": "robot", "content": "x"}]}
+    path = tmp_path / "anthropic.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run("validate", str(path), "--provider", "anthropic", "--format", "anthropic")
+    assert code == 2 and "at messages[1].role" in err
 
 
 def test_huge_conversation_round_trips_through_repair(tmp_path: Path) -> None:
@@ -173,3 +274,12 @@ def test_huge_conversation_round_trips_through_repair(tmp_path: Path) -> None:
     assert json.loads(dst.read_text()) == doc  # already valid: unchanged
     code, out, _ = run("inspect", str(src), "--json")
     assert code == 0 and json.loads(out)["messages"] == len(messages)
+
+
+def test_a_problem_on_a_top_level_system_prompt_is_named_so(tmp_path: Path) -> None:
+    path = tmp_path / "anthropic.json"
+    path.write_text(json.dumps({"system": [], "messages": [{"role": "user", "content": "hi"}]}))
+    code, out, _ = run("validate", str(path), "--provider", "anthropic", "--json")
+    assert code == 1 and [(p["rule"], p["index"]) for p in json.loads(out)["problems"]] == [("empty-content", None)]
+    code, out, _ = run("validate", str(path), "--provider", "anthropic")
+    assert code == 1 and out.startswith("empty-content the system prompt: system message has no content")

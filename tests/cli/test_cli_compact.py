@@ -4,6 +4,8 @@ output, an OpenAI-compatible endpoint on loopback, and bad options."""
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -201,3 +203,103 @@ def test_hard_limit_clips_a_current_tool_output_larger_than_the_window(tmp_path:
 def test_hard_limit_below_the_budget_is_a_usage_error() -> None:
     code, _, err = run("compact", EXAMPLE, "--budget", "800", "--hard-limit", "500")
     assert code == 2 and "--hard-limit" in err and "Traceback" not in err
+
+
+def test_a_claude_code_log_is_compacted_into_anthropic_json(tmp_path: Path) -> None:
+    """A Claude Code session (read only) follows Anthropic's rules and is written as Anthropic JSON, as
+    `chainsum.formats.output_target` decides: the summary line and the output agree."""
+    from chainsum.testing.corpora import corpora_root
+
+    root = corpora_root()
+    logs = sorted((root / "claude-code").glob("*.jsonl")) if root is not None else []
+    if not logs:
+        pytest.skip("the shared Claude Code corpus is not here (../shared/corpora)")
+    src, out = tmp_path / "session.jsonl", tmp_path / "out.json"
+    src.write_text("".join(logs[0].read_text(encoding="utf-8").splitlines(keepends=True)[:60]), encoding="utf-8")
+    assert load(src.read_text(encoding="utf-8")).format == "claude-code"
+    code, _, err = run("compact", str(src), "--budget", "2000", "-o", str(out))
+    assert code == 0, err
+    assert "valid for anthropic: True" in err
+    doc = json.loads(out.read_text())
+    conv = load(doc)
+    assert conv.format == "anthropic"
+    assert validate(conv.messages, "anthropic") == []
+
+
+def test_no_progress_bar_when_standard_error_is_not_a_terminal(tmp_path: Path) -> None:
+    """Piped or captured, standard error holds the one summary line: no bar, no escape codes, no blank lines."""
+    code, out, err = run("compact", EXAMPLE, "--budget", "900", "--strategy", "ratio", "-o", str(tmp_path / "o.json"))
+    assert code == 0 and out == ""
+    assert err.splitlines() == [err.strip()]
+    assert err.startswith("tokens 2801 -> ") and "3 summarizer call(s)" in err
+    assert "\x1b" not in err and "summarizer calls" not in err
+
+
+def _screen(raw: str) -> list[str]:
+    """What a terminal shows after `raw`: printable text, ``\\r``, ``\\n``, cursor up (``ESC[nA``) and erase line
+    (``ESC[2K``); other escape codes (colours, cursor visibility) change nothing visible here."""
+    rows: list[list[str]] = [[]]
+    row = col = 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|.", raw, flags=re.DOTALL):
+        if token == "\r":
+            col = 0
+        elif token == "\n":
+            row += 1
+            rows += [[] for _ in range(row + 1 - len(rows))]
+        elif token.startswith("\x1b"):
+            if token.endswith("A"):
+                row = max(0, row - int(token[2:-1] or 1))
+            elif token == "\x1b[2K":
+                rows[row] = []
+        else:
+            line = rows[row]
+            line += [" "] * (col + 1 - len(line))
+            line[col] = token
+            col += 1
+    return ["".join(r).rstrip() for r in rows]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_on_a_terminal_the_bar_counts_calls_against_the_planned_total(tmp_path: Path) -> None:
+    """Run as a user would at a terminal (standard error on a pseudo-terminal): the bar shows the phase and
+    ``N/M summarizer calls`` with M the planned total, never ``0/?``; it is cleared, and the summary line takes its
+    place with no blank line around it."""
+    import os
+    import pty
+    import subprocess
+
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "COLUMNS": "160", "TERM": "xterm"}
+    env.pop("FORCE_COLOR", None)
+    args = ["compact", EXAMPLE, "--budget", "900", "--strategy", "ratio", "-o", str(tmp_path / "o.json")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chainsum", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=secondary,
+        env=env,
+    )
+    os.close(secondary)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the child closed the terminal (EIO on Linux)
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(primary)
+    assert proc.wait(timeout=60) == 0
+    raw = b"".join(chunks).decode("utf-8", errors="replace")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    counts = re.findall(r"(\d+)/(\d+) summarizer calls", text)
+    assert counts, raw
+    assert "/?" not in text
+    calls = re.search(r"(\d+) summarizer call\(s\)", text)
+    assert calls is not None and int(calls[1]) >= 2
+    assert counts[-1] == (calls[1], calls[1])  # the last frame: every planned call done
+    assert all(int(done) <= int(total) for done, total in counts)
+    assert "oldest" in text  # the phase: the round's plan note
+    screen = _screen(raw)
+    assert screen[0].startswith("tokens 2801 -> ") and screen[1:] == [""], screen  # bar gone, no blank line

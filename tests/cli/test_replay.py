@@ -4,6 +4,7 @@ bundled example with a small window, the archive kept with ``--db``, both plots,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,51 @@ def test_a_recording_that_breaks_the_rules_is_flagged_and_repair_fixes_it(tmp_pa
     )
     assert code == 0 and "breaks" not in err
     assert all(t["valid"] is True for t in json.loads(out)["turns"])
+
+
+def test_an_unknown_model_points_to_the_option_not_to_python() -> None:
+    code, out, err = run("replay", EXAMPLE, "--model", "gtp-4o")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--model 'gtp-4o'" in err and "--context-window" in err and "close names: gpt-4o" in err
+    assert "overrides" not in err and "context_window=" not in err
+
+
+@pytest.mark.parametrize("window", ["0", "-3"])
+def test_a_window_that_is_not_positive_says_so(window: str) -> None:
+    code, _, err = run("replay", EXAMPLE, "--context-window", window)
+    assert code == 2 and f"--context-window must be a positive number of tokens, got {window}" in err
+
+
+def test_a_db_that_cannot_be_opened_is_one_line_naming_it(tmp_path: Path) -> None:
+    cases = {
+        tmp_path: f"{tmp_path}: is a directory, not a database file",
+        tmp_path / "no" / "a.db": f"{tmp_path / 'no' / 'a.db'}: cannot open database: its directory does not exist",
+    }
+    for db, message in cases.items():
+        code, _, err = run("replay", EXAMPLE, "-w", "100000", "--db", str(db))
+        assert code == 2 and err.strip() == f"chainsum: error: {message}"
+
+
+def test_no_progress_bar_when_standard_error_is_not_a_terminal() -> None:
+    code, _, err = run("replay", EXAMPLE, "-w", "1500")
+    assert code == 0
+    assert re.match(r"\d+ requests, \d+ compactions", err)
+    assert "replaying" not in err and "\x1b" not in err
+    assert all(line.strip() for line in err.splitlines())
+
+
+def test_anthropic_recording_warning_counts_messages_as_the_file_does(tmp_path: Path) -> None:
+    doc = {
+        "system": "be brief",
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}]},
+            {"role": "user", "content": "where is my result?"},
+            {"role": "assistant", "content": "sorry"},
+        ],
+    }
+    path = tmp_path / "anthropic.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run("replay", str(path), "-w", "100000")
+    assert code == 0
+    assert "(first: tool-result-missing at message 1)" in err

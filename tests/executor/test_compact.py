@@ -271,3 +271,27 @@ def test_budget_and_hard_limit_are_checked(budget: int | None, hard_limit: int |
         compact_sync(
             messages, MaskStrategy(), summarizer=None, counter=CharCounter(), budget=budget, hard_limit=hard_limit
         )
+
+
+def test_masks_not_needed_for_the_budget_are_undone_newest_first() -> None:
+    """A plan that masks every old tool result for a budget that needs three of them masked: `compact` gives the
+    newest ones back while the history stays within the budget, so it lands just under it."""
+    messages = agent_history(8, output=2000)
+    counter = CharCounter()
+    result_indexes = [i for i, m in enumerate(messages) if m.role == "tool"][:-1]  # the current turn stays
+    plan = Plan(tuple(Mask(index=i, part=0, reason="old") for i in result_indexes))
+    masked_all = compact_sync(messages, FixedPlan(plan), summarizer=None, counter=counter).messages
+    saving = counter.count_message(messages[3]) - counter.count_message(masked_all[3])
+    budget = counter.count_messages(messages) - 3 * saving + 10  # three masks needed
+    result = compact_sync(messages, FixedPlan(plan), summarizer=None, counter=counter, budget=budget)
+    still_masked = [i for i in result_indexes if result.messages[i] != messages[i]]
+    assert still_masked == result_indexes[:3]  # the oldest stay masked, the newer ones came back
+    assert budget - saving < result.tokens_after <= budget and result.fits
+
+
+def test_without_a_budget_nothing_is_given_back() -> None:
+    messages = agent_history(4, output=2000)
+    result_indexes = [i for i, m in enumerate(messages) if m.role == "tool"][:-1]
+    plan = Plan(tuple(Mask(index=i, part=0, reason="old") for i in result_indexes))
+    result = compact_sync(messages, FixedPlan(plan), summarizer=None, counter=CharCounter())
+    assert all(result.messages[i] != messages[i] for i in result_indexes)

@@ -27,6 +27,7 @@ from chainsum.messages import (
 )
 from formats.formats_support import FIXTURES_ROOT, read_json
 from generators import histories, well_formed_histories
+from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "anthropic"
 GOLDEN = ["request", "blocks"]
@@ -493,7 +494,7 @@ _HOSTILE_JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
 @given(_HOSTILE_JSON)
 def test_arbitrary_json_gives_a_conversation_or_a_format_error(data: Any) -> None:
     assert anthropic.sniff(data) in (0, 1, 2)
@@ -600,7 +601,7 @@ _DOCUMENTS = st.one_of(
 )
 
 
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(130), suppress_health_check=[HealthCheck.too_slow])
 @given(_DOCUMENTS)
 def test_dump_load_identity_on_generated_documents(doc: Any) -> None:
     conversation = anthropic.load(doc)
@@ -612,7 +613,7 @@ def test_dump_load_identity_on_generated_documents(doc: Any) -> None:
     assert anthropic.dump(again, conversation.envelope) == doc
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), suppress_health_check=[HealthCheck.too_slow])
 @given(_DOCUMENTS)
 def test_load_dump_load_is_stable_without_envelope(doc: Any) -> None:
     """Dumping without the envelope still gives the same canonical messages back."""
@@ -629,7 +630,7 @@ def _tool_ids(messages: Any) -> tuple[Counter[str], Counter[str]]:
     return calls, results
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_any_canonical_history_dumps_loads_back_and_keeps_every_tool_part(messages: list[Message]) -> None:
     dropped: list[Dropped] = []
@@ -640,7 +641,7 @@ def test_any_canonical_history_dumps_loads_back_and_keeps_every_tool_part(messag
     assert len(dropped) >= foreign
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), suppress_health_check=[HealthCheck.too_slow])
 @given(well_formed_histories())
 def test_well_formed_histories_convert_without_loss_of_text(messages: list[Message]) -> None:
     """Valid histories from other formats lose nothing but what is reported, and read back with the same text."""

@@ -18,6 +18,7 @@ from chainsum.formats import DUMPABLE, anthropic, claude_code
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult, messages_to_list
 from chainsum.testing.corpora import CorpusDocument, iter_documents
 from formats.formats_support import FIXTURES_ROOT, read_json
+from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "claude-code"
 
@@ -359,7 +360,7 @@ _RECORDS = st.lists(
 ) | st.lists(_WELL_TYPED, max_size=12)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
 @given(_RECORDS)
 def test_arbitrary_records_give_a_conversation_or_a_format_error(records: list[Any]) -> None:
     assert claude_code.sniff(records) in (0, 2)

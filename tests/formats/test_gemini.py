@@ -35,6 +35,7 @@ from formats.formats_support import (
     wire_cases,
 )
 from generators import histories
+from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "gemini"
 NAMES = case_ids(wire_cases(FIXTURES))
@@ -541,7 +542,7 @@ def _documents(draw: st.DrawFn) -> Any:
     return doc
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
 @given(_documents())
 def test_generated_documents_round_trip(doc: Any) -> None:
     conv = gemini.load(doc)
@@ -551,7 +552,7 @@ def test_generated_documents_round_trip(doc: Any) -> None:
     assert gemini.dump(again, conv.envelope) == doc
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(75), suppress_health_check=[HealthCheck.too_slow])
 @given(histories())
 def test_any_canonical_history_dumps_to_a_stable_wire_form(messages: list[Message]) -> None:
     """Whatever another format hands over, the Gemini wire form is a fixed point: reading it back and writing it

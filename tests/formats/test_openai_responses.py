@@ -32,6 +32,7 @@ from formats.formats_support import (
     read_json,
     wire_cases,
 )
+from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "openai-responses"
 CASES = wire_cases(FIXTURES)
@@ -226,7 +227,7 @@ _document = st.lists(_item, max_size=7) | st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(_document)
 def test_any_generated_document_round_trips(doc: Any) -> None:
     assert_round_trips(openai_responses, doc)
@@ -235,7 +236,7 @@ def test_any_generated_document_round_trips(doc: Any) -> None:
 # --- arbitrary JSON ----------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(openai_chaos_documents())
 def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
     """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""

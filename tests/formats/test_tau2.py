@@ -23,6 +23,7 @@ from formats.formats_support import (
     read_json,
     wire_cases,
 )
+from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "tau2"
 CASES = wire_cases(FIXTURES)
@@ -166,7 +167,7 @@ _multi = st.builds(lambda subs: {"role": "tool", "tool_messages": subs}, st.list
 _document = st.lists(st.one_of(_participant, _system, _result, _multi), max_size=6)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(_document)
 def test_any_generated_document_round_trips(doc: Any) -> None:
     conv = tau2.load(doc)
@@ -178,7 +179,7 @@ def test_any_generated_document_round_trips(doc: Any) -> None:
 # --- arbitrary JSON ----------------------------------------------------------------------------------------------
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(openai_chaos_documents())
 def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
     """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""

@@ -142,3 +142,12 @@ def test_table_is_read_only_lower_case_and_positive() -> None:
     for name, tokens in CONTEXT_WINDOWS.items():
         assert name == name.lower().strip()
         assert tokens >= 4096
+
+
+@pytest.mark.parametrize("window", [0, -3])
+def test_a_window_that_is_not_positive_says_so(window: int) -> None:
+    """Not "unknown", and not the budget rule's ">= 0": a window holds at least one token."""
+    from chainsum.manager import ContextManager, ManagerConfig
+
+    with pytest.raises(ChainsumError, match=f"context_window must be a positive number of tokens, got {window}"):
+        ContextManager(ManagerConfig(), context_window=window)

@@ -11,8 +11,9 @@ from chainsum.chain import Chain
 from chainsum.messages import Message, Text, ToolCall
 from chainsum.rules import PROVIDERS, RULES, repair, validate
 from generators import histories, well_formed_histories
+from sampling import examples
 
-PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _texts(messages: Sequence[Message]) -> str:

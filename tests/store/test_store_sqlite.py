@@ -11,7 +11,7 @@ import pytest
 import chainsum.store
 from chainsum.errors import MissingDependencyError
 from chainsum.messages import Message
-from chainsum.store import SQLiteStore
+from chainsum.store import SQLiteStore, StoreError
 
 
 def test_memory_store_works_and_is_private() -> None:
@@ -51,3 +51,23 @@ def test_postgres_store_without_psycopg_says_how_to_install(monkeypatch: pytest.
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(MissingDependencyError, match=r'pip install "chainsum\[postgres\]"'):
         chainsum.store.PostgresStore("postgresql://127.0.0.1:1/none")
+
+
+def test_a_path_that_cannot_be_a_database_is_a_store_error_naming_it(tmp_path: Path) -> None:
+    """A directory, a missing directory, an unwritable place or a file that is not SQLite: `StoreError` with the
+    path, never a bare `sqlite3` error (the CLI prints it as its one line)."""
+    not_db = tmp_path / "notes.txt"
+    not_db.write_text("just some text, long enough to be read as a database header " * 4)
+    cases = {
+        tmp_path: "is a directory",
+        tmp_path / "missing" / "s.db": "directory does not exist",
+        not_db: "not a database",
+        Path("/proc/chainsum-cannot-write-here.db"): "cannot open database",
+    }
+    for path, needle in cases.items():
+        if path.parent == Path("/proc") and not path.parent.is_dir():
+            continue  # not Linux
+        with pytest.raises(StoreError, match=needle) as info:
+            SQLiteStore(path)
+        assert str(path) in str(info.value)
+        assert "\n" not in str(info.value)

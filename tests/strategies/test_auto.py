@@ -25,16 +25,18 @@ def test_masking_comes_first_and_stops_when_enough() -> None:
     assert [(s.kind, s.index) for s in plan.steps] == [("mask", 3)]
 
 
-def test_masking_clears_headroom_beyond_the_need() -> None:
-    """100 tokens over: one mask would do, but `mask_headroom` clears that share of the budget more, so a growing
-    history does not come back over the budget (and break the prompt cache again) a few messages later."""
+def test_masking_plans_headroom_and_compact_gives_back_what_was_not_needed() -> None:
+    """100 tokens over: one mask would do, but `mask_headroom` plans that share of the budget more (estimates of
+    what a mask saves can be off); `compact` then undoes masks, newest first, while the result stays within the
+    budget, so it lands just under it instead of 15 % below."""
     messages = agent_history(8, output=2000)
     total = CharCounter().count_messages(messages)
     budget = total - 100
-    plan = AutoStrategy(keep_last_turns=2, mask_headroom=0.15).plan(
-        messages, PlanContext(budget=budget, counter=CharCounter())
-    )
+    ctx = PlanContext(budget=budget, counter=CharCounter())
+    plan = AutoStrategy(keep_last_turns=2, mask_headroom=0.15).plan(messages, ctx)
+    minimal_plan = AutoStrategy(keep_last_turns=2, mask_headroom=0).plan(messages, ctx)
     assert [s.kind for s in plan.steps] == ["mask"] * len(plan.steps)
+    assert len(plan.steps) > len(minimal_plan.steps) >= 1
     result = compact_sync(
         messages,
         AutoStrategy(keep_last_turns=2, mask_headroom=0.15),
@@ -42,15 +44,9 @@ def test_masking_clears_headroom_beyond_the_need() -> None:
         counter=CharCounter(),
         budget=budget,
     )
-    assert result.tokens_after <= budget - int(budget * 0.15) + 20  # within one placeholder of the target
-    minimal = compact_sync(
-        messages,
-        AutoStrategy(keep_last_turns=2, mask_headroom=0),
-        summarizer=None,
-        counter=CharCounter(),
-        budget=budget,
-    )
-    assert result.tokens_after < minimal.tokens_after <= budget
+    assert budget * 0.85 <= result.tokens_after <= budget
+    masked = sum(1 for a, b in zip(messages, result.messages, strict=True) if a != b)
+    assert masked == len(minimal_plan.steps)  # what was not needed came back
 
 
 def huge_current_turn(output: int) -> list[Message]:

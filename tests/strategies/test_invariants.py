@@ -1,5 +1,5 @@
 """DESIGN's invariants for every strategy (ratio, mask, auto, sections, safe-split), over generated histories
-and every corpus conversation:
+and the corpus conversations (every 10th of each corpus by default, every one under the thorough profile):
 valid for the provider without the final repair having to fix tool pairing, system messages verbatim, the last
 body pair intact, never larger, deterministic."""
 
@@ -28,9 +28,10 @@ from chainsum.strategies import (
 from chainsum.testing import ChainConfig, generate_chain, generate_large_chain, iter_documents
 from chainsum.tokens import HeuristicCounter
 from generators import chain_configs, histories, well_formed_histories
+from sampling import every_per_corpus, examples
 from strategies.strategies_support import fixed_summary
 
-PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PROVIDERS = ("openai", "anthropic")
 PAIRING_PASSES = {"gather-displaced-results", "drop-orphan-results", "add-missing-results", "separate-tool-results"}
 COUNTER = HeuristicCounter()
@@ -133,7 +134,7 @@ def test_large_generated_chains(seed: int) -> None:
 
 
 def test_every_corpus_conversation() -> None:
-    docs = list(iter_documents())
+    docs = every_per_corpus(iter_documents(), 10)
     if not docs:
         pytest.skip("the shared corpora are not available")
     strategies: list[Strategy] = [

@@ -152,3 +152,28 @@ def test_echoing_or_inflating_summarizers_always_terminate(
     assert all(approx_tokens(t) <= cap for t in calls)
     chunks = sum(1 for t in calls if parse_transcript(t).kind == "ai")
     assert len(calls) <= chunks * (depth + 2) + 2  # bounded: map, at most `depth` levels, one forced pass
+
+
+@pytest.mark.parametrize(("n", "max_chunks"), [(60, 3), (2000, 4), (6000, 8)])
+def test_max_chunks_bounds_the_calls_however_many_messages(n: int, max_chunks: int) -> None:
+    """Thousands of messages: excerpts, then a sample (people first, tool results spread evenly), so the map step
+    makes about `max_chunks` calls and the partial summaries are merged in one consolidation."""
+    messages: list[Message] = [Message.of("user", "start the audit of ticket APP-1")]
+    for i in range(n):
+        if i % 3 == 2:
+            messages.append(Message.of("assistant", f"step {i}: src/mod_{i}.py looks fine; " + "ok " * 30))
+        else:
+            messages.append(Message.of("tool", f"output {i} " + "x" * 3000))
+    s = ScriptedSummarizer(latency=0.0)
+    cap = 4000
+    run(summarize_chunked(s, messages, case="context", max_input_tokens=cap, max_chunks=max_chunks))
+    assert all(approx_tokens(t) <= cap for t in s.transcripts)
+    kinds = [parse_transcript(t).kind for t in s.transcripts]
+    assert kinds.count("context") <= max_chunks + 1  # the estimate may be off by one chunk
+    assert kinds.count("consolidate") == 1
+    read = [b for t in s.transcripts if parse_transcript(t).kind == "context" for b in parse_transcript(t).blocks]
+    assert read[0].body.startswith("start the audit")  # the first request is read
+    assert read[-1].body.startswith("output") or read[-1].body.startswith("step")  # and the newest
+    assert sum(1 for b in read if b.role == "assistant") == sum(1 for m in messages if m.role == "assistant") or (
+        not any(b.role == "tool" for b in read)  # people first: tool results are left out before the assistant's
+    )

@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..chain import Chain
-from ..formats import DUMPABLE, FORMATS, Conversation, Dropped, dump
+from ..formats import DUMPABLE, FORMATS, Conversation, Dropped, dump, output_target, wire_indexes
 from ..messages import Message
 from ..rules import PROVIDERS, repair, validate
 from ._compact import compact_cmd
-from ._io import EXIT_PROBLEMS, console, fail, read_conversation, user_errors, write_json
+from ._io import EXIT_PROBLEMS, OneLineUsageGroup, console, fail, read_conversation, user_errors, write_json
 from ._options import FileArg, FormatOpt, JsonOpt, OutOpt
-from ._render import chain_dict, chain_tree
+from ._render import chain_dict, chain_tree, file_index, in_file_terms
 from ._replay import expand_cmd, replay_cmd, search_cmd
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=OneLineUsageGroup,
 )
 
 
@@ -37,13 +39,6 @@ def _format(value: str | None) -> str | None:
     return value
 
 
-def _writable(conv: Conversation, wanted: str | None) -> str:
-    target = wanted or conv.format
-    if target not in DUMPABLE:
-        return "anthropic" if conv.format == "claude-code" else "chainsum"
-    return target
-
-
 def _report_dropped(dropped: list[Dropped]) -> None:
     for d in dropped:
         console(stderr=True).print(f"[yellow]dropped[/] {d}")
@@ -52,15 +47,16 @@ def _report_dropped(dropped: list[Dropped]) -> None:
 @app.command()
 def inspect(file: FileArg, format: FormatOpt = None, json: JsonOpt = False) -> None:
     """Show the chain tree: sections, headers and body pairs with their kinds and sizes in bytes."""
-    with user_errors():
+    with user_errors(file):
         conv = read_conversation(file, _format(format))
         chain = Chain.build(conv.messages, repair=True)
     if json:
         write_json({"format": conv.format, **chain_dict(chain)}, None)
         return
     console().print(chain_tree(chain, f"{file} ({conv.format})"))
+    positions = wire_indexes(conv)
     for r in chain.repairs:
-        console(stderr=True).print(f"[yellow]note[/] {r}")
+        console(stderr=True).print(f"[yellow]note[/] {escape(in_file_terms(str(r), positions))}")
 
 
 @app.command("validate")
@@ -70,15 +66,24 @@ def validate_cmd(
     format: FormatOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Check the conversation against a provider's rules. Exit 0 valid, 1 problems found, 2 unreadable input."""
-    with user_errors():
+    """Check the conversation against a provider's rules. Exit 0 valid, 1 problems found, 2 unreadable input.
+    Messages are counted as the file counts them (an Anthropic ``system`` is not message 0)."""
+    with user_errors(file):
         conv = read_conversation(file, _format(format))
         problems = validate(conv.messages, _provider(provider))
+    positions = wire_indexes(conv)
     if json:
         write_json(
             {
                 "valid": not problems,
-                "problems": [{"rule": p.rule, "index": p.index, "detail": p.detail} for p in problems],
+                "problems": [
+                    {
+                        "rule": p.rule,
+                        "index": file_index(p.index, positions),
+                        "detail": in_file_terms(p.detail, positions),
+                    }
+                    for p in problems
+                ],
             },
             None,
         )
@@ -87,7 +92,8 @@ def validate_cmd(
         if not problems:
             out.print(f"[green]valid[/] for {provider}: {len(conv.messages)} messages")
         for p in problems:
-            out.print(f"[red]{p.rule}[/] message {p.index}: {p.detail}")
+            text = in_file_terms(f"message {p.index}: {p.detail}", positions)
+            out.print(f"[red]{p.rule}[/] {escape(text)}")
     if problems:
         raise typer.Exit(EXIT_PROBLEMS)
 
@@ -102,20 +108,21 @@ def repair_cmd(
     output: OutOpt = None,
 ) -> None:
     """Repair the conversation; print what was repaired (standard error) and the result (in the input's format)."""
-    with user_errors():
+    with user_errors(file):
         conv = read_conversation(file, _format(format))
+        positions = wire_indexes(conv)
         messages: tuple[Message, ...]
         if provider is not None:
             repaired = repair(conv.messages, _provider(provider))
             messages = repaired.messages
             for a in repaired.actions:
-                console(stderr=True).print(f"[yellow]repaired[/] {a}")
+                console(stderr=True).print(f"[yellow]repaired[/] {escape(in_file_terms(str(a), positions))}")
         else:
             chain = Chain.build(conv.messages, repair=True)
             messages = tuple(chain.messages())
             for r in chain.repairs:
-                console(stderr=True).print(f"[yellow]repaired[/] {r}")
-        target = _writable(conv, provider if conv.format not in DUMPABLE else None)
+                console(stderr=True).print(f"[yellow]repaired[/] {escape(in_file_terms(str(r), positions))}")
+        target = conv.format if conv.format in DUMPABLE else output_target(conv.format, provider)[1]
         dropped: list[Dropped] = []
         doc = dump(Conversation(messages, conv.format, conv.envelope), to=target, dropped=dropped)
     _report_dropped(dropped)
@@ -138,13 +145,13 @@ def convert(
     """Convert to another format; what the target cannot express is listed on standard error."""
     if to not in DUMPABLE:
         fail(f"cannot write format {to!r}; choose one of {', '.join(DUMPABLE)}")
-    with user_errors():
+    with user_errors(file):
         conv = read_conversation(file, _format(format))
         messages: tuple[Message, ...] = conv.messages
         if tool_id_template is not None or clear_reasoning:
             chain = Chain.build(messages, repair=True, allow_pending_tail=True)
             for r in chain.repairs:
-                console(stderr=True).print(f"[yellow]repaired[/] {r}")
+                console(stderr=True).print(f"[yellow]repaired[/] {escape(in_file_terms(str(r), wire_indexes(conv)))}")
             if tool_id_template is not None:
                 chain = chain.normalize_tool_call_ids(tool_id_template)
             if clear_reasoning:

@@ -12,11 +12,10 @@ import sys
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..formats import Conversation, Dropped, dump, output_target
 from ..rules import PROVIDERS
-from ._io import EXIT_PROBLEMS, console, fail, read_conversation, user_errors, write_json
+from ._io import EXIT_PROBLEMS, console, fail, progress_bar, read_conversation, user_errors, write_json
 from ._options import BaseUrlOpt, FileArg, FormatOpt, OutOpt, StrategyOpt, SummarizerOpt, config_from_env, tokens
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ def compact_cmd(
     if limit is not None and (limit < 1 or (wanted is not None and limit < wanted)):
         fail(f"--hard-limit must be a positive number of tokens, at least --budget, got {limit}")
     config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
-    with user_errors():
+    with user_errors(file):
         conv = read_conversation(file, format)
         strat = strategy_named(config.strategy, StrategyOptions(summary_ratio=config.summary_ratio))
         try:
@@ -97,20 +96,14 @@ def compact_cmd(
             litellm.suppress_debug_info = True  # its error banners go to stdout, which carries our output
         target, out_format = output_target(conv.format, provider)
         err = console(stderr=True)
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("summarizer calls"),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-            disable=dry_run or not err.is_terminal,
-        ) as bar:
-            task = bar.add_task("planning", total=None)
+        with progress_bar(err, "summarizer calls", enabled=not dry_run) as bar:
+            task = bar.add_task("summarizing", total=None, visible=False)
 
             def progress(done: int, total: int, phase: str) -> None:
-                bar.update(task, completed=done, total=max(total, 1), description=phase[:48] or "summarizing")
+                """`compact`'s report: calls done of the planned total, in the round doing `phase`."""
+                bar.update(
+                    task, completed=done, total=max(total, done, 1), description=" ".join(phase.split()), visible=True
+                )
 
             result = compact_sync(
                 conv.messages,

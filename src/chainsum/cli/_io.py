@@ -7,14 +7,28 @@ import sys
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
+import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Column
+from typer.core import TyperGroup
 
 from ..errors import ChainsumError, FormatError
 from ..formats import Conversation, load
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_PROBLEMS", "console", "fail", "read_conversation", "user_errors", "write_json"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_PROBLEMS",
+    "OneLineUsageGroup",
+    "console",
+    "fail",
+    "progress_bar",
+    "read_conversation",
+    "user_errors",
+    "write_json",
+]
 
 EXIT_PROBLEMS = 1
 EXIT_BAD_INPUT = 2
@@ -35,6 +49,23 @@ def console(*, stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
+def progress_bar(err: Console, unit: str, *, enabled: bool = True) -> Progress:
+    """A progress bar on standard error, shown only when standard error is a terminal (and `enabled`): a pipe or
+    a file gets nothing, whatever ``FORCE_COLOR`` says. One line, ``PHASE ━━━━ N/M UNIT 0:00:05``, cleared when
+    done so that the summary line that follows stands alone. Add its task hidden and show it on the first report, so
+    that no ``0/?`` stands there while the work is planned."""
+    return Progress(
+        TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", max_width=40)),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn(unit),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not (enabled and sys.stderr.isatty()),
+    )
+
+
 def fail(message: str) -> NoReturn:
     """Print one line to stderr and exit 2: bad input or usage."""
     print(f"chainsum: error: {message}", file=sys.stderr)
@@ -42,16 +73,50 @@ def fail(message: str) -> NoReturn:
 
 
 @contextmanager
-def user_errors() -> Generator[None]:
-    """Errors caused by the input become one line and exit 2, never a traceback."""
+def user_errors(source: str | None = None) -> Generator[None]:
+    """Errors caused by the input become one line and exit 2, never a traceback; `source` (the input file, ``-``
+    for standard input) is named where the error does not say it already."""
+    where = "" if source is None else f"{'standard input' if source == '-' else source}: "
     try:
         yield
     except ChainsumError as exc:
         fail(str(exc))
     except RecursionError:
-        fail("input nested too deeply to process")
+        fail(f"{where}input nested too deeply to process")
     except MemoryError:
-        fail("input too large to process in memory")
+        fail(f"{where}input too large to process in memory")
+
+
+_USAGE_ERROR = cast("type[Exception]", typer.BadParameter.__mro__[1])
+"""click's ``UsageError`` (a bad option value, a missing argument, an unknown command): the base of the public
+``typer.BadParameter``, whichever click typer uses (recent typers carry their own copy)."""
+
+
+@contextmanager
+def _one_line_usage() -> Generator[None]:
+    try:
+        yield
+    except _USAGE_ERROR as exc:
+        error = cast(Any, exc)
+        command: str = error.ctx.command_path if error.ctx is not None else "chainsum"
+        sub = command.partition(" ")[2]
+        message = " ".join(str(error.format_message()).split()).rstrip(".")
+        fail(f"{sub + ': ' if sub else ''}{message} (see {command} --help)")
+
+
+class OneLineUsageGroup(TyperGroup):
+    """The command group: a usage error is one line and exit 2, like every other error, instead of click's usage
+    block in a rich panel. Running with no arguments still shows the help."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # a click Context (typer may carry its own click)
+        if not args:
+            return super().parse_args(ctx, args)
+        with _one_line_usage():
+            return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_usage():
+            return super().invoke(ctx)
 
 
 def read_conversation(path: str, format: str | None) -> Conversation:

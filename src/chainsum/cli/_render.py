@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from rich.tree import Tree
@@ -9,7 +11,33 @@ from rich.tree import Tree
 from ..chain import Chain, Section
 from ..messages import Message
 
-__all__ = ["chain_dict", "chain_tree"]
+__all__ = ["chain_dict", "chain_tree", "file_index", "in_file_terms"]
+
+_MESSAGE_INDEX = re.compile(r"\bmessage (\d+)\b")
+
+
+def file_index(index: int, positions: Sequence[int | None]) -> int | None:
+    """Canonical message `index` as the input file counts its messages (`positions` is
+    `chainsum.formats.wire_indexes` of the loaded conversation): None for a system prompt kept beside the message
+    list. An index past the input (a message a repair added at the end) continues the count."""
+    if 0 <= index < len(positions):
+        return positions[index]
+    last = max((p for p in positions if p is not None), default=-1)
+    return last + 1 + index - len(positions)
+
+
+def in_file_terms(text: str, positions: Sequence[int | None]) -> str:
+    """`text` (a problem or repair as chainsum words it: "message N" with N a canonical index) with every message
+    named as the input file counts them: an Anthropic document's system prompt is not ``messages[0]``, and the two
+    halves of a split user turn are one message there."""
+    if all(p == i for i, p in enumerate(positions)):
+        return text
+
+    def label(match: re.Match[str]) -> str:
+        wire = file_index(int(match.group(1)), positions)
+        return "the system prompt" if wire is None else f"message {wire}"
+
+    return _MESSAGE_INDEX.sub(label, text)
 
 
 def _preview(m: Message | None, width: int = 60) -> str:

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..formats import output_target
+from ..formats import output_target, wire_indexes
 from ..messages import Message, Text, ToolCall, ToolResult, message_to_dict
 from ..rules import PROVIDERS, repair, validate
-from ._io import console, fail, read_conversation, user_errors, write_json
+from ._io import console, fail, progress_bar, read_conversation, user_errors, write_json
 from ._options import BaseUrlOpt, FileArg, FormatOpt, StrategyOpt, SummarizerOpt, config_from_env
+from ._render import in_file_terms
 
 if TYPE_CHECKING:
     from ..store import SQLiteStore
@@ -25,14 +25,14 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on 
 
 
 def _open_store(path: str, *, must_exist: bool) -> SQLiteStore:
-    from ..store import SQLiteStore
+    from ..store import SQLiteStore, StoreError
 
     if must_exist and not Path(path).is_file():
         fail(f"{path}: no such database")
     try:
         return SQLiteStore(path)
-    except Exception as exc:  # sqlite3.DatabaseError and OSError: a bad path or not a database
-        fail(f"{path}: cannot open database: {exc}")
+    except StoreError as exc:  # a directory, a missing directory, not a database: names the path
+        fail(str(exc))
 
 
 def replay_cmd(
@@ -96,7 +96,7 @@ def replay_cmd(
             fail(f"{name} must not be negative, got {value}")
     if price_summarizer is not None and price_summarizer < 0:
         fail(f"--price-summarizer must not be negative, got {price_summarizer}")
-    with user_errors():
+    with user_errors(file):
         conv = read_conversation(file, format)
         if not conv.messages:
             fail(f"{file}: the conversation is empty")
@@ -111,10 +111,11 @@ def replay_cmd(
         else:
             problems = validate(messages, target)
             if problems:
+                first = in_file_terms(f"message {problems[0].index}", wire_indexes(conv))
                 console(stderr=True).print(
                     f"[yellow]warning[/] the recording itself breaks {len(problems)} {target} rule(s) (first: "
-                    f"{problems[0].rule} at message {problems[0].index}), so requests may be invalid whatever the "
-                    "manager does; --repair repairs it first"
+                    f"{problems[0].rule} at {first}), so requests may be invalid whatever the manager does; "
+                    "--repair repairs it first"
                 )
         name = session or (Path(file).stem if file != "-" else "stdin")
         store = _open_store(db, must_exist=False) if db is not None else None
@@ -134,7 +135,8 @@ def replay_cmd(
                 archive=store,
             )
         except UnknownModelError as exc:
-            fail(str(exc))
+            close = f" (close names: {', '.join(exc.close)})" if exc.close else ""
+            fail(f"--model {exc.model_id!r}: no context window known for it{close}; give it with --context-window N")
         is_extractive = isinstance(inner, ExtractiveSummarizer)
         prices = Prices(
             input=price_input,
@@ -144,20 +146,11 @@ def replay_cmd(
             else (0.0 if is_extractive else price_input),
         )
         try:
-            with Progress(
-                TextColumn("replaying"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("requests"),
-                TimeElapsedColumn(),
-                console=console(stderr=True),
-                transient=True,
-                disable=not console(stderr=True).is_terminal,
-            ) as bar:
-                task = bar.add_task("replay", total=None)
+            with progress_bar(console(stderr=True), "requests") as bar:
+                task = bar.add_task("replaying", total=None, visible=False)
 
                 def progress(done: int, total: int) -> None:
-                    bar.update(task, completed=done, total=total)
+                    bar.update(task, completed=done, total=total, visible=True)
 
                 result = replay_sync(messages, manager, counting=counting, prices=prices, progress=progress)
         finally:

@@ -36,6 +36,8 @@ class Applied:
     summarized: int
     """Messages replaced by summaries or moved to the archive."""
     errors: list[StepError]
+    masked: list[tuple[Message, Message]]
+    """(edited message, the message before the edit) for each message a `Mask` edited: what `refill` may undo."""
 
 
 def archived_note(messages: int) -> RecordBlock:
@@ -106,6 +108,7 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
     out = list(messages)
     applied = 0
     summarized = 0
+    masked: list[tuple[Message, Message]] = []
     # In-place edits first (they shift nothing), then spans from the end so earlier indices stay valid.
     for step in plan.steps:
         if isinstance(step, Mask | Clip):
@@ -118,6 +121,8 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
                 else clip_result(result, step.head, step.tail)
             )
             out[step.index] = m.with_parts(replace_part(m.parts, step.part, new))
+            if isinstance(step, Mask):
+                masked.append((out[step.index], m))
             applied += 1
         elif isinstance(step, SummarizePart) and id(step) in replacements:
             edited = replacements[id(step)]
@@ -152,7 +157,7 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
             out[before : step.end] = [append_block(out[before], new_block_of(new_messages, span)), *kept]
         else:
             out[step.start : step.end] = [*new_messages, *kept]
-    return Applied(out, applied, summarized, errors)
+    return Applied(out, applied, summarized, errors, masked)
 
 
 def new_block_of(new_messages: Sequence[Message], span: Sequence[Message]) -> RecordBlock:

@@ -23,9 +23,10 @@ from typing import cast
 from .._sync import sync_version
 from ..chain import Chain, SummaryRole, message_depth
 from ..errors import SummarizerError
-from ..messages import Message
+from ..formats import as_messages
+from ..messages import Message, ToolResult
 from ..rules import get_profile, repair, validate
-from ..strategies import Plan, PlanContext, Strategy
+from ..strategies import Plan, PlanContext, Strategy, clip_result
 from ..summarize import SummarizerLike, parse_transcript_target
 from ..tokens import TokenCounter
 from ._apply import apply_plan
@@ -56,9 +57,9 @@ def check_budget(value: object, name: str = "budget") -> int | None:
         raise ValueError(f"{name} must be a whole number of tokens, got {type(value).__name__}")
     if isinstance(value, str):
         text = value.strip().replace("_", "").replace(",", "")
-        if not text.isdigit():
+        if not text.removeprefix("-").isdigit():
             raise ValueError(f"{name} must be a whole number of tokens, got {value!r}")
-        return int(text)
+        value = int(text)
     if isinstance(value, float):
         if not math.isfinite(value) or not value.is_integer():
             raise ValueError(f"{name} must be a whole number of tokens, got {value!r}")
@@ -115,7 +116,7 @@ async def compact(
     if hard_limit is not None and (hard_limit < 1 or (budget is not None and hard_limit < budget)):
         raise ValueError(f"hard_limit must be a positive number of tokens, at least the budget, got {hard_limit}")
     get_profile(provider)  # an unknown provider fails before any work
-    original = tuple(messages)
+    original = tuple(as_messages(messages))  # wire dicts of any format too (FormatError naming where)
     tokens_before = counter.count_messages(original)
     chain = Chain.build(original, repair=True, allow_pending_tail=True)
     current = tuple(chain.messages()) if chain.repairs else original
@@ -137,6 +138,7 @@ async def compact(
     errors: list[StepError] = []
     rounds = 0
     summarized = 0
+    undo: dict[int, tuple[Message, Message]] = {}
     size = counter.count_messages(current)
     for round_no in range(max_rounds):
         ctx = PlanContext(
@@ -169,8 +171,11 @@ async def compact(
             break
         current, size = tuple(done.messages), new_size
         summarized += done.summarized
+        undo.update((id(edited), (edited, before)) for edited, before in done.masked)
         if budget is not None and size <= budget:
             break
+    if budget is not None and undo and size < budget:
+        current = refill(current, undo, counter, budget - size)
     finish = getattr(strategy, "finish", None)
     if rounds and callable(finish):  # a strategy's own post-processing (safe-split's role alternation)
         current = tuple(cast("Sequence[Message]", finish(current)))
@@ -209,6 +214,62 @@ async def compact(
             provider_repairs=(),
         )
     return replace(result, problems=tuple(validate(result.messages, provider)), seconds=time.perf_counter() - started)
+
+
+def refill(
+    messages: Sequence[Message], undo: dict[int, tuple[Message, Message]], counter: TokenCounter, room: int
+) -> tuple[Message, ...]:
+    """`messages` with masks undone, newest first, as long as they add up to at most `room` tokens.
+
+    A plan is made on estimates (how long a summary will be, the masking headroom that spares a growing session
+    from being masked again a few messages later), so a round often clears more than it had to; what it cleared
+    beyond the budget is given back here, most recent tool output first (whole, or as a head-and-tail excerpt when
+    only part of it fits). So the result lands just under the budget, and a larger budget keeps more. `undo` maps
+    ``id(edited)`` to (edited message, message before the edit); a message masked twice is followed back to its
+    original."""
+    out = list(messages)
+    for i in range(len(out) - 1, -1, -1):
+        edited = out[i]
+        entry = undo.get(id(edited))
+        if entry is None or entry[0] is not edited:
+            continue
+        original = entry[1]
+        while (older := undo.get(id(original))) is not None and older[0] is original:
+            original = older[1]
+        edited_cost = counter.count_message(edited)
+        cost = counter.count_message(original) - edited_cost
+        if cost <= room:
+            out[i] = original
+            room -= cost
+        elif room >= _MIN_PARTIAL_TOKENS:
+            partial = _excerpt(original, edited_cost + room, counter)
+            if partial is not None:
+                room -= counter.count_message(partial) - edited_cost
+                out[i] = partial
+    return tuple(out)
+
+
+_MIN_PARTIAL_TOKENS = 200
+"""Room (tokens) below which `refill` gives no excerpt back: an excerpt shorter than this says little more than
+the mask's placeholder."""
+
+
+def _excerpt(message: Message, tokens: int, counter: TokenCounter) -> Message | None:
+    """`message` (one tool result) with its output clipped to head and tail so that it costs at most `tokens`;
+    None when it is not a single tool result or no excerpt fits."""
+    if len(message.parts) != 1 or not isinstance(part := message.parts[0], ToolResult):
+        return None
+    text = part.text
+    per_token = len(text) / max(1, counter.count_text(text))
+    chars = int((tokens - counter.count_message(message.with_parts((clip_result(part, 0, 0),)))) * per_token)
+    for _ in range(4):  # counts are estimates: shrink until it fits
+        if chars < 200:
+            return None
+        candidate = message.with_parts((clip_result(part, chars * 2 // 3, chars - chars * 2 // 3),))
+        if counter.count_message(candidate) <= tokens:
+            return candidate
+        chars = chars * 3 // 4
+    return None
 
 
 async def _dry_summary(transcript: str) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from ..chain import contains_tool_call_reasoning, summary_messages
 from ..messages import Message, Part, Text, ToolResult
 from ..strategies import Summarize, SummarizePart, TranscriptCase
-from ..summarize import SummarizerLike, call_summarizer, render_transcript, summarize_chunked
+from ..summarize import SummarizerLike, call_summarizer, summarize_chunked
 from ..tokens import TokenCounter
 
 __all__ = ["ProgressCallback", "SummarizerRun"]
@@ -86,9 +86,6 @@ class SummarizerRun:
     ) -> str:
         """One summary of `messages`: a single call when the transcript fits the cap, else map-reduce over at most
         `max_chunks` chunks (longer messages are excerpted to fit that many)."""
-        transcript = render_transcript(messages, case, context, target_tokens=target_tokens)
-        if self.counter.count_text(transcript) <= self.cap:
-            return await self.call(transcript)
         return await summarize_chunked(
             self.call,
             messages,

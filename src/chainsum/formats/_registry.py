@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any, cast
 
@@ -16,6 +17,7 @@ __all__ = [
     "DUMPABLE",
     "FORMATS",
     "FORMAT_PROVIDERS",
+    "as_messages",
     "detect_format",
     "dump",
     "load",
@@ -57,17 +59,27 @@ def output_target(input_format: str, provider: str | None = None) -> tuple[str, 
     return target, input_format if input_format in DUMPABLE else _PROVIDER_FORMATS[target]
 
 
+_TOO_DEEP = "input nested too deeply to process"
+"""The detail of the `FormatError` for a document nested deeper than Python's recursion limit allows."""
+
+
 def parse_text(text: str | bytes) -> Any:
-    """Parse JSON, or JSON Lines (one object per line) when the text is not a single JSON document."""
+    """Parse JSON, or JSON Lines (one object per line) when the text is not a single JSON document.
+
+    A UTF-8 byte order mark at the start is skipped (Windows editors write one); a document nested deeper than the
+    parser can follow is a `FormatError`, not a `RecursionError`."""
     if isinstance(text, bytes):
         try:
-            text = text.decode("utf-8")
+            text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise FormatError(f"not UTF-8 text (byte {exc.start})") from None
+    text = text.removeprefix("\ufeff")
     if not text.strip():
         raise FormatError("empty input")
     try:
         return json.loads(text)
+    except RecursionError:
+        raise FormatError(_TOO_DEEP) from None
     except json.JSONDecodeError as first:
         lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
         if len(lines) < 2:
@@ -76,6 +88,8 @@ def parse_text(text: str | bytes) -> Any:
         for n, line in lines:
             try:
                 items.append(json.loads(line))
+            except RecursionError:
+                raise FormatError(_TOO_DEEP, where=f"line {n}") from None
             except json.JSONDecodeError as exc:
                 raise FormatError(
                     f"invalid JSON (tried JSON Lines too): {exc.msg}", where=f"line {n} column {exc.colno}"
@@ -103,6 +117,34 @@ def _same_content(a: Sequence[Message], b: Sequence[Message]) -> bool:
     return len(a) == len(b) and all(strip(x) == strip(y) for x, y in zip(a, b, strict=True))
 
 
+def _progress(error: FormatError) -> tuple[int, ...]:
+    """How far into the document a loader got before `error`: the indexes in its path, outermost first
+    (``messages[3].content[1]`` is further than ``messages[3].role``, which is further than ``messages[2]``); empty
+    when it read nothing (the document itself, or a first message that is not even the right kind of value)."""
+    first = re.match(r"\w*\[(\d+)\](.*)", error.where)
+    if first is None or (first[1] == "0" and not first[2]):
+        return ()
+    return tuple(int(n) for n in re.findall(r"\[(\d+)\]", error.where))
+
+
+def _closest(data: Any, names: Sequence[str]) -> str:
+    """ "; closest: FORMAT, at WHERE: WHAT" for the format of `names` whose loader reads furthest into `data` before
+    it fails (the first in `FORMATS` order on a tie): the same first problem ``--format`` names, so a document that
+    is nearly right says what to fix. The list of formats when every loader fails at the document itself."""
+    best: FormatError | None = None
+    for name in names:
+        try:
+            _MODULES[name].load(data)
+        except FormatError as exc:
+            if best is None or _progress(exc) > _progress(best):
+                best = exc
+        except RecursionError:
+            return f"; {_TOO_DEEP}"
+    if best is None or not _progress(best):
+        return f"; formats: {', '.join(names)}"
+    return f"; closest: {best}"
+
+
 def detect_format(data: Any) -> str:
     """The name of the format of parsed `data`.
 
@@ -120,7 +162,7 @@ def detect_format(data: Any) -> str:
             if isinstance(first, dict):
                 keys = sorted(cast(dict[str, Any], first))[:6]
                 shape += " with keys " + ", ".join(keys)
-        raise FormatError(f"no known chat format matches this document ({shape}); formats: {', '.join(FORMATS)}")
+        raise FormatError(f"no known chat format matches this document ({shape}){_closest(data, FORMATS)}")
     candidates = [name for name, s in scores.items() if s == best]
     if len(candidates) == 1:
         return candidates[0]
@@ -131,7 +173,7 @@ def detect_format(data: Any) -> str:
         except FormatError:
             continue
     if not loaded:
-        raise AmbiguousFormatError(candidates)
+        raise FormatError(f"no format reads this document{_closest(data, candidates)}")
     if all(_same_content(loaded[0][1], other) for _, other in loaded[1:]):
         return loaded[0][0]
     raise AmbiguousFormatError([name for name, _ in loaded])
@@ -141,8 +183,41 @@ def load(data: Any, format: str | None = None) -> Conversation:
     """Read `data` (parsed JSON, or JSON/JSONL text or bytes) in `format`, detected when not given."""
     if isinstance(data, str | bytes):
         data = parse_text(data)
-    name = format or detect_format(data)
-    return cast(Conversation, _module(name).load(data))
+    try:
+        name = format or detect_format(data)
+        return cast(Conversation, _module(name).load(data))
+    except RecursionError:
+        raise FormatError(_TOO_DEEP) from None
+
+
+def as_messages(items: Conversation | Mapping[str, Any] | Sequence[Any] | str | bytes) -> Sequence[Message]:
+    """Canonical messages from what a Python caller may hand the library: `Message` objects (returned as they
+    are, the same sequence), or a wire history in any format (a list of message dicts, a whole request document,
+    its JSON text or a loaded `Conversation`), read with `load` and its format detection.
+
+    Raises `FormatError` naming the index and field of the first thing that is neither: a dict among `Message`
+    objects, or a wire message that no format reads (the closest format's first problem).
+    """
+    if isinstance(items, Conversation):
+        return items.messages
+    if isinstance(items, str | bytes | Mapping):
+        return load(items).messages
+    kinds = [isinstance(m, Message) for m in items]
+    if all(kinds):
+        return cast(Sequence[Message], items)
+    if any(kinds):
+        i = kinds.index(False)
+        raise FormatError(
+            f"expected a chainsum Message like the others, got {type(items[i]).__name__} (pass Messages only, or "
+            "wire message dicts only)",
+            where=f"[{i}]",
+        )
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise FormatError(
+                f"expected a message dict or a chainsum Message, got {type(item).__name__}", where=f"[{i}]"
+            )
+    return load(list(items)).messages
 
 
 def dump(

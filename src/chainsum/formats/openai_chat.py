@@ -174,7 +174,8 @@ def _load_message(raw: Any, prefix: str, i: int) -> Message:
         wrong_type(raw, "an object", f"{prefix}[{i}]", NAME)
     role = m.get("role")
     if not isinstance(role, str) or role not in _KNOWN:
-        fail(f"unknown role {role!r} (expected one of {', '.join(_KNOWN)})", f"{prefix}[{i}].role", NAME)
+        what = "missing role" if "role" not in m else f"unknown role {role!r}"
+        fail(f"{what} (expected one of {', '.join(_KNOWN)})", f"{prefix}[{i}].role", NAME)
     known = _KNOWN[role]
     content = m.get("content", _ABSENT)
     if isinstance(content, str) and content and m.keys() <= _PLAIN_KEYS and role in _PLAIN_ROLES:

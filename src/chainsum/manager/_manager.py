@@ -138,8 +138,9 @@ class ContextManager:
                     "or set SUMMARIZATION_CONTEXT_WINDOW"
                 )
             window = window_of(model)
-        window = check_budget(window, "context_window")
-        if not window:
+        if type(window) is not int or window > 0:  # a negative int gets the error below, not check_budget's ">= 0"
+            window = check_budget(window, "context_window")
+        if not window or window < 1:
             raise ChainsumError(f"context_window must be a positive number of tokens, got {window}")
         self.window: int = window
         self.counter: TokenCounter = counter or HeuristicCounter()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
+from ..formats import as_messages
 from ..messages import Message, Opaque, Reasoning, Text, ToolResult
 from ._problem import Problem
 from ._providers import ProviderProfile, get_profile
@@ -316,9 +317,12 @@ def validate(messages: Sequence[Message], provider: str) -> list[Problem]:
     """Every way `messages` breaks `provider`'s rules (``openai``, ``anthropic``, ``gemini``, ``bedrock``),
     ordered by message index; empty when the provider would accept the history.
 
-    Raises `UnknownProviderError` (a `ValueError`) for any other provider.
+    `messages` may also be wire message dicts of any format (read by `chainsum.formats.as_messages`; a
+    `FormatError` names the index and field it cannot read). Raises `UnknownProviderError` (a `ValueError`) for
+    any other provider.
     """
     profile = get_profile(provider)
+    messages = as_messages(messages)
     problems = [p for check in CHECKS for p in check(messages, profile)]
     problems.sort(key=lambda p: p.index)
     return problems

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..formats import as_messages
 from ..messages import Message
 from ._content_passes import (
     PassResult,
@@ -70,9 +71,11 @@ def repair(messages: Sequence[Message], provider: str) -> Repaired:
     """`messages` made valid for `provider`, with every change reported.
 
     When nothing needs repair the result holds the input itself (a tuple input is returned as is; a list is
-    copied into a tuple) and no actions. Raises `UnknownProviderError` for an unknown provider.
+    copied into a tuple) and no actions. `messages` may also be wire message dicts of any format (read by
+    `chainsum.formats.as_messages`). Raises `UnknownProviderError` for an unknown provider.
     """
     profile = get_profile(provider)
+    messages = as_messages(messages)
     current = messages if isinstance(messages, tuple) else tuple(messages)
     actions: list[RepairAction] = []
     for _name, run in PASSES:

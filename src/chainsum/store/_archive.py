@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..messages import Message
 from ._records import SummaryRecord, message_sha256
-from ._schema import query_words, searchable_text
+from ._schema import indexed_words, query_words, searchable_text
 
 __all__ = ["Archive", "ArchiveState", "MemoryArchive", "SearchHit", "StateSnapshot"]
 
@@ -82,10 +82,6 @@ class SearchHit:
     rank: float
 
 
-def _words(message: Message) -> frozenset[str]:
-    return frozenset(w.lower() for w in query_words(searchable_text(message)))
-
-
 def _empty() -> Mapping[str, Any]:
     return MappingProxyType({})
 
@@ -106,8 +102,6 @@ class ArchivedEntry:
     message_id: str
     sha256: str
     message: Message
-    words: frozenset[str] = frozenset()
-    """The message's searchable words, lower-cased (read once, at archiving)."""
 
 
 class MemoryArchive:
@@ -123,7 +117,11 @@ class MemoryArchive:
         self._records: dict[str, list[SummaryRecord]] = {}
         self._held: set[str] = set()
         self._index: dict[str, list[tuple[str, int]]] = {}
-        """word -> (session, position) of every entry holding it: search reads posting lists, not every entry."""
+        """word -> (session, position) of every indexed entry holding it: search reads posting lists, not every
+        entry."""
+        self._unindexed: list[tuple[str, int]] = []
+        """Entries archived since the last search: indexed by the next search, so that archiving thousands of
+        messages in a compaction does not pay for reading their words (most archives are searched rarely)."""
         self.fail_writes = False
         self.writes = 0
         """Successful `archive_and_record` calls (a test counts summarizations by it)."""
@@ -139,7 +137,7 @@ class MemoryArchive:
     ) -> bool:
         if self.fail_writes:
             raise OSError("archive unavailable (MemoryArchive.fail_writes)")
-        entries = [ArchivedEntry(session, mid, message_sha256(m), m, _words(m)) for mid, m in messages]
+        entries = [ArchivedEntry(session, mid, message_sha256(m), m) for mid, m in messages]
         with self._lock:
             if expected_version is not None:
                 if self._states.get(session, ArchiveState()).version != expected_version:
@@ -148,8 +146,7 @@ class MemoryArchive:
                     self._states[session] = ArchiveState(expected_version + 1, MappingProxyType(dict(new_state)))
             bucket = self._entries.setdefault(session, [])
             for entry in entries:
-                for word in entry.words:
-                    self._index.setdefault(word, []).append((session, len(bucket)))
+                self._unindexed.append((session, len(bucket)))
                 bucket.append(entry)
             if record is not None:
                 self._records.setdefault(session, []).append(record)
@@ -193,6 +190,10 @@ class MemoryArchive:
         if not words or limit <= 0:
             return []
         with self._lock:
+            for where in self._unindexed:
+                for word in indexed_words(self._entries[where[0]][where[1]].message):
+                    self._index.setdefault(word, []).append(where)
+            self._unindexed.clear()
             postings = {w: [p for p in self._index.get(w, ()) if session in (None, p[0])] for w in words}
             total = sum(len(es) for s, es in self._entries.items() if session in (None, s)) or 1
             scores: dict[tuple[str, int], tuple[float, int]] = {}

@@ -143,6 +143,12 @@ def query_words(query: str) -> list[str]:
     return _WORD.findall(query.replace("\x00", " "))[:64]
 
 
+def indexed_words(message: Message) -> frozenset[str]:
+    """Every word of `message` that a search can match (lower-cased, from `searchable_text`): what an in-memory
+    index keys a message by (`query_words` keeps only a query's first 64 words)."""
+    return frozenset(_WORD.findall(searchable_text(message).lower()))
+
+
 def lock_key(purpose: str, session: str) -> int:
     """A signed 64-bit key for PostgreSQL advisory locks, from a hash of the session (any string, any length)."""
     digest = hashlib.sha256(f"chainsum:{purpose}:{session}".encode()).digest()

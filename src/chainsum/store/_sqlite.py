@@ -25,6 +25,7 @@ from typing import ClassVar, TypeVar
 
 from ._archive import SearchHit
 from ._base import Row, SqlStore, Tx
+from ._errors import StoreError
 from ._migrations import SQLITE_MIGRATIONS, Migration, migrate
 from ._schema import query_words
 
@@ -99,15 +100,25 @@ class SQLiteStore(SqlStore):
         super().__init__()
         self.path = os.fspath(path)
         self._lease_ms = int(lock_lease_s * 1000)
-        self._conn = sqlite3.connect(
-            self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        if self.path != ":memory:":
-            self._conn.execute("PRAGMA journal_mode = WAL")
+        if os.path.isdir(self.path):
+            raise StoreError(f"{self.path}: is a directory, not a database file")
+        if self.path not in ("", ":memory:") and not os.path.isdir(os.path.dirname(os.path.abspath(self.path))):
+            raise StoreError(f"{self.path}: cannot open database: its directory does not exist")
         try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open database: {exc}") from exc
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if self.path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
             with self._write() as tx:
                 version = migrate(tx, self._migrations, _table_exists)
+        except sqlite3.Error as exc:  # a file that is not a database, a directory that cannot be written, ...
+            self._conn.close()
+            raise StoreError(f"{self.path}: cannot open database: {exc}") from exc
         except BaseException:
             self._conn.close()
             raise

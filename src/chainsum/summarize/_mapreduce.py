@@ -20,6 +20,7 @@ So the number of calls is bounded and the loop always ends, whatever the summari
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -28,7 +29,14 @@ from typing import TypeVar
 
 from ..messages import Message, Text
 from ._protocol import SummarizerLike, call_summarizer
-from ._transcript import TranscriptCase, body_limit, render_body, render_consolidation, render_transcript
+from ._transcript import (
+    TranscriptCase,
+    body_length,
+    body_limit,
+    render_body,
+    render_consolidation,
+    render_transcript,
+)
 
 __all__ = ["approx_tokens", "summarize_chunked", "to_state_snapshot", "truncate_to_tokens"]
 
@@ -93,8 +101,21 @@ async def _bounded(limit: int, jobs: Sequence[Callable[[], Awaitable[_T]]]) -> l
         raise
 
 
+_NONCE_LIKE = hashlib.sha256(b"").hexdigest()[:16]
+_BLOCK_MARKERS = f'<m_{_NONCE_LIKE} n="99999" role="assistant" section="content">\n\n</m_{_NONCE_LIKE}>\n'
+"""The marker lines a message's block adds to a transcript (see `_transcript._assemble`), with a nonce as random
+as a real one: counters charge hex digits by the character."""
+_CLIP_MARKER = "\n[... 123456 characters left out ...]\n"
+_MIN_EXCERPT = 48
+"""The shortest excerpt (characters) a message is cut to when a span must fit `max_chunks` calls."""
+
+
 class _Chunker:
-    """Packs messages into chunks whose rendered transcript fits the cap."""
+    """Packs messages into chunks whose rendered transcript fits the cap.
+
+    A message's cost is counted once, on its own block (body plus markers), not by rendering a whole transcript
+    per message: the instructions and context are the same for every chunk (`base`), and each packed chunk is
+    checked against the real transcript at the end (`_verified`), since counts are not exactly additive."""
 
     def __init__(
         self,
@@ -114,9 +135,11 @@ class _Chunker:
         if self.context and not self._fits([Message.of("user", "")]):
             logger.warning("context_messages=<%d> | context alone exceeds the input cap; dropped", len(self.context))
             self.context = ()
-        floor = max(self.count(self.render([Message.of("user", "")])), count(render_consolidation(["x" * 64])))
+        self.base = self.count(self.render([Message.of("user", "")]))
+        floor = max(self.base, count(render_consolidation(["x" * 64])))
         if floor > cap:
             raise ValueError(f"max_input_tokens={cap} is too small for the summarization instructions alone")
+        self.markers = count(_BLOCK_MARKERS)
 
     def render(self, messages: Sequence[Message]) -> str:
         return render_transcript(
@@ -126,12 +149,15 @@ class _Chunker:
     def _fits(self, messages: Sequence[Message]) -> bool:
         return self.count(self.render(messages)) <= self.cap
 
+    def _cost(self, message: Message) -> int:
+        """Tokens `message` adds to a transcript (its block: excerpted body and markers)."""
+        return self.count(render_body(message, self.max_body_chars)) + self.markers
+
     def _pieces(self, message: Message) -> list[Message]:
         """A message too large on its own, split by text into pieces that each fit."""
-        body = render_body(message)
-        overhead = self.count(self.render([Message.of(message.role, "")]))
+        body = render_body(message, self.max_body_chars)
         per_token = len(body) / max(1, self.count(body))
-        size = max(1, int((self.cap - overhead) * per_token * 0.9))
+        size = max(1, int((self.cap - self.base - self.markers) * per_token * 0.9))
         pieces: list[Message] = []
         start = 0
         while start < len(body):
@@ -143,26 +169,31 @@ class _Chunker:
         return pieces
 
     def chunks(self, messages: Sequence[Message]) -> list[list[Message]]:
-        base = self.count(self.render([Message.of("user", "")]))
-        units: list[Message] = []
+        units: list[tuple[Message, int]] = []
         for message in messages:
-            units.extend([message] if self._fits([message]) else self._pieces(message))
+            cost = self._cost(message)
+            if self.base + cost <= self.cap:
+                units.append((message, cost))
+            else:
+                units.extend((piece, self._cost(piece)) for piece in self._pieces(message))
         chunks: list[list[Message]] = []
         current: list[Message] = []
-        used = base
-        for unit in units:
-            cost = max(1, self.count(self.render([unit])) - base)
+        used = self.base
+        for unit, cost in units:
             if current and used + cost > self.cap:
                 chunks.append(current)
-                current, used = [], base
+                current, used = [], self.base
             current.append(unit)
             used += cost
         if current:
             chunks.append(current)
+        return self.verified(chunks)
+
+    def verified(self, chunks: Sequence[list[Message]]) -> list[list[Message]]:
+        """`chunks`, each halved until its real transcript fits (token counts are not exactly additive)."""
         return [part for chunk in chunks for part in self._verified(chunk)]
 
     def _verified(self, chunk: list[Message]) -> list[list[Message]]:
-        """Token counts are not exactly additive: halve a packed chunk until its real transcript fits."""
         if len(chunk) == 1 or self._fits(chunk):
             return [chunk]
         middle = len(chunk) // 2
@@ -213,31 +244,87 @@ async def summarize_chunked(
     """
     if concurrency < 1 or max_depth < 0 or max_input_tokens < 1 or (max_chunks is not None and max_chunks < 1):
         raise ValueError("concurrency, max_input_tokens and max_chunks must be >= 1, max_depth >= 0")
+    if not messages:
+        raise ValueError("cannot summarize an empty message list")
     count = count_tokens or approx_tokens
-    limit = None
-    if max_chunks is not None:
-        bodies = [len(render_body(m)) + 60 for m in messages]
-        sample = list(messages[:: max(1, len(messages) // 64)])
-        ratio = sum(len(render_body(m)) + 60 for m in sample) / max(1, count(render_transcript(sample, case)))
-        allowed = int(max_chunks * max_input_tokens * 0.8 * ratio)
-        limit = body_limit(bodies, allowed)
-        if limit is not None:
-            logger.debug(
-                "messages=<%d>, body_chars=<%d> | span read as excerpts to bound the calls", len(messages), limit
-            )
+    read, limit = _readable(messages, case, context, max_input_tokens, count, max_chunks, target_tokens)
     chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit)
-    whole = chunker.render(messages)
-    if count(whole) <= max_input_tokens:
+    chunks = chunker.chunks(read)
+    if len(chunks) == 1 and len(read) == len(messages) and all(a is b for a, b in zip(chunks[0], read, strict=True)):
+        whole = chunker.render(messages)
         summary = await _summarize_capped(summarizer, whole, len(whole))
         return to_state_snapshot(summary) if snapshot else summary
-    chunks = chunker.chunks(messages)
-    logger.debug("messages=<%d>, chunks=<%d> | map", len(messages), len(chunks))
+    # Each partial summary asks for its share of what one consolidation call can read, so the partials are merged
+    # in one call (not level after level), and the final summary still asks for `target_tokens`.
+    room = int(max_input_tokens * 0.8) - count(render_consolidation(["x"], snapshot=snapshot))
+    share = max(_MIN_EXCERPT, room // len(chunks))
+    chunker.target_tokens = share if target_tokens is None else min(target_tokens, share)
+    chunks = chunker.verified(chunks)
+    logger.debug("messages=<%d>, chunks=<%d>, share=<%d> | map", len(messages), len(chunks), chunker.target_tokens)
     transcripts = [chunker.render(chunk) for chunk in chunks]
     summaries = await _bounded(concurrency, [partial(_summarize_capped, summarizer, t, len(t)) for t in transcripts])
     result = await _consolidate(
         summarizer, summaries, max_input_tokens, count, concurrency, max_depth, snapshot, target_tokens
     )
     return to_state_snapshot(result) if snapshot else result
+
+
+def _evenly(indices: Sequence[int], k: int) -> list[int]:
+    """`k` of `indices`, evenly spread (first and last included when k > 1)."""
+    if k >= len(indices):
+        return list(indices)
+    if k <= 0:
+        return []
+    if k == 1:
+        return [indices[-1]]
+    return [indices[round(j * (len(indices) - 1) / (k - 1))] for j in range(k)]
+
+
+def _readable(
+    messages: Sequence[Message],
+    case: TranscriptCase,
+    context: Sequence[Message],
+    cap: int,
+    count: Callable[[str], int],
+    max_chunks: int | None,
+    target_tokens: int | None,
+) -> tuple[Sequence[Message], int | None]:
+    """What of `messages` the map step reads so that it fits `max_chunks` transcripts of `cap` tokens: the messages
+    and a per-message excerpt length (`body_limit`; None: whole). Estimated from a sample's characters per token and
+    each block's markers, without rendering the whole span.
+
+    When even excerpts of `_MIN_EXCERPT` characters do not fit (thousands of messages: each block's markers alone
+    cost tokens), the span is read as a sample: every message of the user and the assistant first, then tool
+    results evenly spread over the span with what is left. The calls stay bounded however long the history."""
+    if max_chunks is None:
+        return messages, None
+    lengths = [body_length(m) for m in messages]
+    sample = "\n".join(render_body(m, 2000) for m in messages[:: max(1, len(messages) // 64)][:64])
+    per_token = len(sample) / max(1, count(sample))
+    fixed = count(render_transcript([Message.of("user", "")], case, context, target_tokens=target_tokens))
+    markers = count(_BLOCK_MARKERS)
+    budget = max_chunks * max(1, int(cap * 0.85) - fixed)
+    clip = len(_CLIP_MARKER)
+    least = [markers + (n if n <= _MIN_EXCERPT else _MIN_EXCERPT + clip) / per_token for n in lengths]
+    if sum(least) > budget:
+        people = [i for i, m in enumerate(messages) if m.role != "tool"]
+        tools = [i for i, m in enumerate(messages) if m.role == "tool"]
+        spent = sum(least[i] for i in people)
+        if spent > budget:
+            people = _evenly(people, int(len(people) * budget / spent))
+            tools = []
+        elif tools:
+            average = sum(least[i] for i in tools) / len(tools)
+            tools = _evenly(tools, int((budget - spent) / average))
+        kept = sorted((*people, *tools))
+        logger.debug("messages=<%d>, read=<%d> | span read as a sample to bound the calls", len(messages), len(kept))
+        messages = [messages[i] for i in kept]
+        lengths = [lengths[i] for i in kept]
+    allowed = int((budget - len(messages) * markers) * per_token)
+    limit = body_limit(lengths, max(allowed, 0), floor=_MIN_EXCERPT)
+    if limit is not None:
+        logger.debug("messages=<%d>, body_chars=<%d> | span read as excerpts to bound the calls", len(messages), limit)
+    return messages, limit
 
 
 async def _consolidate(

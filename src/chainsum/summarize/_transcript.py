@@ -45,6 +45,7 @@ __all__ = [
     "TranscriptBlock",
     "TranscriptCase",
     "TranscriptKind",
+    "body_length",
     "body_limit",
     "clip_body",
     "parse_transcript",
@@ -233,15 +234,27 @@ def _part_lines(part: Part) -> list[str]:
             assert_never(part)
 
 
-def render_body(message: Message) -> str:
-    """The text of one message as a transcript shows it (escaped, one line or more per part)."""
+def _raw_body(message: Message) -> str:
     lines: list[str] = []
     if message.name:
         lines.append(f"[name: {message.name}]")
     for part in message.parts:
         lines.extend(_part_lines(part))
-    body = "\n".join(line for line in lines if line)
+    return "\n".join(line for line in lines if line)
+
+
+def render_body(message: Message, limit: int | None = None) -> str:
+    """The text of one message as a transcript shows it (escaped, one line or more per part); with `limit`, an
+    excerpt of about that many characters (`clip_body`), cut before escaping so a huge message costs little."""
+    body = _raw_body(message)
+    if limit is not None:
+        body = clip_body(body, limit)
     return _escape(body) if body else "[empty]"
+
+
+def body_length(message: Message) -> int:
+    """About the length `render_body` gives `message` (before escaping): what `body_limit` water-fills over."""
+    return len(_raw_body(message)) or 7
 
 
 _Block: TypeAlias = tuple[str, Literal["context", "content"], str]
@@ -292,9 +305,10 @@ def clip_body(body: str, limit: int) -> str:
     return f"{body[:head]}\n[... {len(body) - limit} characters left out ...]\n{body[len(body) - tail :]}"
 
 
-def body_limit(lengths: Sequence[int], total: int) -> int | None:
+def body_limit(lengths: Sequence[int], total: int, floor: int = 200) -> int | None:
     """The largest per-message length cap under which `lengths` add up to at most `total` characters (water
-    filling: short messages stay whole, long ones are clipped to one common length); None when all fit whole."""
+    filling: short messages stay whole, long ones are clipped to one common length), never below `floor`; None
+    when all fit whole."""
     if sum(lengths) <= total:
         return None
     ordered = sorted(lengths)
@@ -302,7 +316,7 @@ def body_limit(lengths: Sequence[int], total: int) -> int | None:
     for i, n in enumerate(ordered):
         share = left // (len(ordered) - i)
         if n > share:
-            return max(share, 200)
+            return max(share, floor)
         left -= n
     return None  # pragma: no cover - unreachable: the sum was over the total
 
@@ -329,15 +343,11 @@ def render_transcript(
     if case not in ("context", "ai", "human"):
         raise ValueError(f"unknown transcript case {case!r}")
 
-    def body(m: Message) -> str:
-        text = render_body(m)
-        return text if max_body_chars is None else clip_body(text, max_body_chars)
-
-    blocks = [_block(m.role, "context", body(m)) for m in context]
+    blocks = [_block(m.role, "context", render_body(m, max_body_chars)) for m in context]
     for m in messages:
         summaries = _summary_bodies(m)
         if summaries is None:
-            blocks.append(_block(m.role, "content", body(m)))
+            blocks.append(_block(m.role, "content", render_body(m, max_body_chars)))
         else:  # an earlier summary being folded in: partial summaries, not a user or assistant speaking
             blocks.extend(_block("summary", "content", _escape(text)) for text in summaries)
     return _assemble(case, blocks, target_tokens)

@@ -104,9 +104,11 @@ def text_features(text: str) -> tuple[int, ...]:
     """
     if not text:
         return (0,) * len(FEATURE_NAMES)
-    classes = text.encode("utf-8", "surrogatepass").translate(_CLASSES, _CONTINUATION)
+    ascii = text.isascii()  # most text: the six non-ASCII counts are zero, and skipping them is a third faster
+    encoded = text.encode("utf-8", "surrogatepass")
+    classes = encoded.translate(_CLASSES) if ascii else encoded.translate(_CLASSES, _CONTINUATION)
     count = classes.count
-    return (
+    common = (
         _runs(classes, _WORD_MASK, b"w"),
         count(b"a") + count(b"A"),
         count(b"aA"),
@@ -117,13 +119,10 @@ def text_features(text: str) -> tuple[int, ...]:
         _runs(classes, _NEWLINE_MASK, b"n"),
         count(b"  "),
         count(b"t"),
-        count(b"l"),
-        count(b"2"),
-        count(b"p"),
-        count(b"c"),
-        count(b"h"),
-        count(b"4"),
     )
+    if ascii:
+        return (*common, 0, 0, 0, 0, 0, 0)
+    return (*common, count(b"l"), count(b"2"), count(b"p"), count(b"c"), count(b"h"), count(b"4"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
