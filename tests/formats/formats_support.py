@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
+from chainsum.formats import Dropped
 from chainsum.messages import messages_from_list, messages_to_list
 
 __all__ = [
@@ -24,7 +25,6 @@ __all__ = [
     "assert_exact_or_format_error",
     "assert_round_trips",
     "assert_wrong_types_load_or_fail_cleanly",
-    "case_ids",
     "json_paths",
     "json_values",
     "openai_chaos_documents",
@@ -48,11 +48,6 @@ def read_json(path: Path) -> Any:
 def wire_cases(folder: Path) -> list[Path]:
     """The ``*.wire.json`` fixtures of a format folder, sorted (each has a ``.canonical.json`` beside it)."""
     return sorted(folder.glob("*.wire.json"))
-
-
-def case_ids(cases: list[Path]) -> list[str]:
-    """Test ids for `wire_cases`: the fixture name without its suffixes."""
-    return [p.name.split(".")[0] for p in cases]
 
 
 def read_canonical(wire: Path) -> Any:
@@ -152,9 +147,14 @@ def assert_exact_or_format_error(module: ModuleType, doc: Any) -> None:
 
 
 def assert_round_trips(module: ModuleType, doc: Any) -> None:
-    """`doc` is written back exactly, also from the canonical messages after a trip through their JSON form."""
+    """`doc` is written back exactly with nothing reported dropped, also from the canonical messages after a trip
+    through their JSON form (and, for a bare list, without an envelope)."""
     conv = module.load(doc)
-    assert module.dump(conv.messages, conv.envelope) == doc
+    dropped: list[Dropped] = []
+    assert module.dump(conv.messages, conv.envelope, dropped) == doc
+    assert dropped == []
     again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
     assert again == list(conv.messages)
     assert module.dump(again, conv.envelope) == doc
+    if not conv.envelope:
+        assert module.dump(again) == doc

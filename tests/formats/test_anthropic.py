@@ -1,8 +1,8 @@
-"""Anthropic Messages: golden fixtures, split user turns, conversions from other formats, hostile input, round trips."""
+"""Anthropic Messages: the request envelope, split user turns, conversions from other formats, hostile input,
+round trips. The golden fixtures, generated documents and sniffing are asked of every format in `test_all_formats`."""
 
 from __future__ import annotations
 
-import base64
 import json
 from collections import Counter
 from typing import Any
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, anthropic, detect_format
+from chainsum.formats import Dropped, anthropic
 from chainsum.messages import (
     File,
     Image,
@@ -22,15 +22,13 @@ from chainsum.messages import (
     Text,
     ToolCall,
     ToolResult,
-    messages_from_list,
-    messages_to_list,
 )
 from formats.formats_support import FIXTURES_ROOT, read_json
+from formats.wire_documents import DOCUMENTS
 from generators import histories, well_formed_histories
 from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "anthropic"
-GOLDEN = ["request", "blocks"]
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -42,85 +40,17 @@ def _hint(**hints: Any) -> dict[str, Any]:
     return {"anthropic": hints}
 
 
-# ------------------------------------------------------------------------------------------- golden fixtures
-
-
-@pytest.mark.parametrize("name", GOLDEN)
-def test_golden_load(name: str) -> None:
-    conversation = anthropic.load(_json(f"{name}.json"))
-    assert conversation.format == "anthropic"
-    assert messages_to_list(conversation.messages) == _json(f"{name}.expected.json")
-
-
-@pytest.mark.parametrize("name", GOLDEN)
-def test_golden_dump_load_identity(name: str) -> None:
-    doc = _json(f"{name}.json")
-    conversation = anthropic.load(doc)
-    dropped: list[Dropped] = []
-    assert anthropic.dump(conversation.messages, conversation.envelope, dropped) == doc
-    assert dropped == []
-
-
-@pytest.mark.parametrize("name", GOLDEN)
-def test_golden_survives_chainsum_json(name: str) -> None:
-    """The hints live in extras, so chainsum's own JSON form carries them and the wire document comes back."""
-    doc = _json(f"{name}.json")
-    envelope = anthropic.load(doc).envelope
-    messages = messages_from_list(json.loads(json.dumps(_json(f"{name}.expected.json"))))
-    assert anthropic.dump(messages, envelope) == doc
+# ------------------------------------------------------------------------------------------- request envelope
 
 
 def test_request_envelope_keeps_everything_but_the_messages() -> None:
-    doc = _json("request.json")
+    doc = _json("request.wire.json")
     envelope = anthropic.load(doc).envelope
     assert envelope == {
         "keys": ["model", "max_tokens", "system", "tools", "thinking", "messages", "metadata"],
         "fields": {k: v for k, v in doc.items() if k not in ("system", "messages")},
     }
-    assert anthropic.load(_json("blocks.json")).envelope == {}
-
-
-@pytest.mark.parametrize("name", GOLDEN)
-def test_golden_fixtures_are_detected(name: str) -> None:
-    doc = _json(f"{name}.json")
-    assert anthropic.sniff(doc) == 2
-    assert detect_format(doc) == "anthropic"
-
-
-# ------------------------------------------------------------------------------------------- sniff
-
-
-@pytest.mark.parametrize(
-    ("data", "score"),
-    [
-        ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"type": "text", "text": "yo"}]}], 1),
-        ([], 1),
-        ({"system": "Be kind.", "messages": [{"role": "user", "content": "hi"}]}, 2),
-        ([{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}], 2),
-        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "r"}]}], 2),
-        ([{"role": "assistant", "content": [{"type": "thinking", "thinking": "", "signature": "s"}]}], 2),
-        ([{"role": "assistant", "content": [{"type": "redacted_thinking", "data": "d"}]}], 2),
-        ([{"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "u"}}]}], 2),
-        ([{"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function"}]}], 0),
-        ([{"role": "tool", "tool_call_id": "c", "content": "r"}], 0),
-        ([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}], 0),
-        ([{"role": "user", "name": "bob", "content": "hi"}], 0),
-        ([{"role": "user", "parts": [{"text": "hi"}]}], 0),
-        ([{"role": "user", "content": [{"text": "hi"}]}], 0),
-        ([{"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": [{"text": "r"}]}}]}], 0),
-        ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}], 0),
-        ([{"type": "function_call", "role": "assistant", "content": "x"}], 0),
-        ([{"type": "user", "sessionId": "s", "message": {"role": "user", "content": "hi"}}], 0),
-        ([{"role": "user", "content": 5}], 0),
-        ([5], 0),
-        ({"messages": 3}, 0),
-        ({"model": "m"}, 0),
-        ("text", 0),
-        (None, 0),
-    ],
-)
-def test_sniff(data: Any, score: int) -> None:
-    assert anthropic.sniff(data) == score
+    assert anthropic.load(_json("blocks.wire.json")).envelope == {}
 
 
 # ------------------------------------------------------------------------------------------- split user turns
@@ -508,113 +438,9 @@ def test_arbitrary_json_gives_a_conversation_or_a_format_error(data: Any) -> Non
 
 # ------------------------------------------------------------------------------------------- round-trip property
 
-_TEXTS = st.text(max_size=8)
-_IDS = st.text(alphabet="abc123_", min_size=1, max_size=6)
-_JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _TEXTS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXTS, inner, max_size=3),
-    max_leaves=8,
-)
-_CACHE = st.sampled_from([{}, {"cache_control": {"type": "ephemeral"}}])
-
-
-def _with(block: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    return {**block, **extra}
-
-
-_TEXT_BLOCK = st.builds(_with, st.builds(lambda t: {"type": "text", "text": t}, _TEXTS), _CACHE)
-_IMAGE_BLOCK = st.one_of(
-    st.builds(
-        lambda b, mt: {
-            "type": "image",
-            "source": {"type": "base64", "media_type": mt, "data": base64.b64encode(b).decode()},
-        },
-        st.binary(max_size=6),
-        st.sampled_from(["image/png", "image/jpeg"]),
-    ),
-    st.builds(lambda u: {"type": "image", "source": {"type": "url", "url": "https://x/" + u}}, _IDS),
-    st.builds(lambda f: {"type": "image", "source": {"type": "file", "file_id": f}}, _IDS),
-)
-_DOCUMENT_BLOCK = st.builds(
-    _with,
-    st.one_of(
-        st.builds(
-            lambda t: {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": t}}, _TEXTS
-        ),
-        st.builds(
-            lambda b: {
-                "type": "document",
-                "source": {"type": "base64", "media_type": "application/pdf", "data": base64.b64encode(b).decode()},
-            },
-            st.binary(max_size=6),
-        ),
-        st.builds(lambda u: {"type": "document", "source": {"type": "url", "url": u}}, _IDS),
-    ),
-    st.sampled_from([{}, {"title": "t"}, {"title": None}, {"context": "c", "citations": {"enabled": True}}]),
-)
-_RESULT_ITEM = st.one_of(_TEXT_BLOCK, _IMAGE_BLOCK, _DOCUMENT_BLOCK, st.just({"type": "search_result", "title": "s"}))
-
-
-def _tool_result(call_id: str, content: Any, is_error: Any, cache: dict[str, Any]) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
-    if content is not None:
-        block["content"] = content
-    if is_error is not None:
-        block["is_error"] = is_error
-    return block | cache
-
-
-_BLOCK = st.one_of(
-    _TEXT_BLOCK,
-    _IMAGE_BLOCK,
-    _DOCUMENT_BLOCK,
-    st.builds(
-        lambda i, n, a, c: {"type": "tool_use", "id": i, "name": n, "input": a} | c,
-        _IDS,
-        _IDS,
-        st.dictionaries(_TEXTS, _JSON_VALUES, max_size=3),
-        _CACHE,
-    ),
-    st.builds(
-        _tool_result,
-        _IDS,
-        st.none() | _TEXTS | st.lists(_RESULT_ITEM, max_size=3),
-        st.sampled_from([None, True, False]),
-        _CACHE,
-    ),
-    st.builds(lambda t: {"type": "thinking", "thinking": t}, _TEXTS),
-    st.builds(lambda t, s: {"type": "thinking", "thinking": t, "signature": s}, _TEXTS, _TEXTS),
-    st.builds(lambda d: {"type": "redacted_thinking", "data": d}, _IDS),
-    st.builds(lambda i: {"type": "server_tool_use", "id": i, "name": "web_search", "input": {"q": i}}, _IDS),
-)
-_MESSAGE = st.builds(
-    lambda role, content, extra: {"role": role, "content": content} | extra,
-    st.sampled_from(["user", "assistant"]),
-    _TEXTS | st.lists(_BLOCK, max_size=5),
-    st.sampled_from([{}, {"id": "msg_1"}]),
-)
-_SYSTEM = st.one_of(_TEXTS, st.lists(_TEXT_BLOCK, max_size=2))
-_DOCUMENTS = st.one_of(
-    st.lists(_MESSAGE, max_size=6),
-    st.builds(lambda ms: {"model": "m", "messages": ms, "max_tokens": 9}, st.lists(_MESSAGE, max_size=6)),
-    st.builds(lambda s, ms: {"system": s, "messages": ms}, _SYSTEM, st.lists(_MESSAGE, max_size=6)),
-)
-
-
-@settings(max_examples=examples(130), suppress_health_check=[HealthCheck.too_slow])
-@given(_DOCUMENTS)
-def test_dump_load_identity_on_generated_documents(doc: Any) -> None:
-    conversation = anthropic.load(doc)
-    dropped: list[Dropped] = []
-    assert anthropic.dump(conversation.messages, conversation.envelope, dropped) == doc
-    assert dropped == []
-    # and through chainsum's own JSON form
-    again = messages_from_list(json.loads(json.dumps(messages_to_list(conversation.messages))))
-    assert anthropic.dump(again, conversation.envelope) == doc
-
 
 @settings(max_examples=examples(75), suppress_health_check=[HealthCheck.too_slow])
-@given(_DOCUMENTS)
+@given(DOCUMENTS["anthropic"])
 def test_load_dump_load_is_stable_without_envelope(doc: Any) -> None:
     """Dumping without the envelope still gives the same canonical messages back."""
     messages = anthropic.load(doc).messages

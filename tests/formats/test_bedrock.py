@@ -1,18 +1,14 @@
-"""Bedrock Converse / Strands messages: golden fixtures, turn splitting, conversions, hostile input, properties."""
+"""Bedrock Converse / Strands messages: turn splitting, blocks, conversions, hostile input. The golden fixtures,
+round-trip properties and sniffing are asked of every format in `test_all_formats`."""
 
 from __future__ import annotations
 
-import base64
-import json
-import string
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, bedrock, detect_format
+from chainsum.formats import Dropped, bedrock
 from chainsum.messages import (
     File,
     Image,
@@ -22,89 +18,12 @@ from chainsum.messages import (
     Text,
     ToolCall,
     ToolResult,
-    messages_from_list,
-    messages_to_list,
 )
-from formats.formats_support import (
-    FIXTURES_ROOT,
-    assert_exact_or_format_error,
-    assert_wrong_types_load_or_fail_cleanly,
-    case_ids,
-    json_values,
-    read_json,
-    wire_cases,
-)
-from generators import histories
-from sampling import examples
-
-FIXTURES = FIXTURES_ROOT / "bedrock"
-NAMES = case_ids(wire_cases(FIXTURES))
-
-
-def _fixture(name: str, kind: str) -> Any:
-    return read_json(FIXTURES / f"{name}.{kind}.json")
 
 
 def _round_trip(doc: Any) -> Any:
     conv = bedrock.load(doc)
     return bedrock.dump(conv.messages, conv.envelope)
-
-
-# --- golden fixtures ------------------------------------------------------------------------------------------
-
-
-def test_fixtures_present() -> None:
-    assert NAMES == ["converse_request", "strands_session"]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_load_matches_canonical_fixture(name: str) -> None:
-    conv = bedrock.load(_fixture(name, "wire"))
-    assert conv.format == "bedrock"
-    assert messages_to_list(conv.messages) == _fixture(name, "canonical")
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_dump_of_load_is_identity(name: str) -> None:
-    wire = _fixture(name, "wire")
-    assert _round_trip(wire) == wire
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_canonical_json_form_is_lossless(name: str) -> None:
-    wire = _fixture(name, "wire")
-    envelope = bedrock.load(wire).envelope
-    assert bedrock.dump(messages_from_list(_fixture(name, "canonical")), envelope) == wire
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_detected_as_bedrock(name: str) -> None:
-    assert detect_format(_fixture(name, "wire")) == "bedrock"
-
-
-@pytest.mark.parametrize(
-    ("doc", "score"),
-    [
-        ([{"role": "user", "content": [{"text": "hi"}]}], 2),
-        ([{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "f", "input": {}}}]}], 2),
-        ({"messages": [], "system": [{"text": "be brief"}]}, 2),
-        ({"messages": [{"role": "user", "content": [{"text": "hi"}]}]}, 2),
-        ([], 1),
-        ([{"role": "user", "content": []}], 1),
-        ({"messages": []}, 1),
-        ([{"role": "user", "content": [{"type": "text", "text": "hi"}]}], 0),
-        ([{"role": "user", "content": "hi"}], 0),
-        ([{"role": "system", "content": [{"text": "hi"}]}], 0),
-        ([{"role": "tool", "content": [{"text": "hi"}]}], 0),
-        ({"messages": [{"role": "user", "content": [{"text": "hi"}]}], "system": "be brief"}, 0),
-        ({"messages": [], "system": [{"type": "text", "text": "x"}]}, 0),
-        ([{"role": "user", "parts": [{"text": "hi"}]}], 0),
-        ({"contents": []}, 0),
-        (3, 0),
-    ],
-)
-def test_sniff(doc: Any, score: int) -> None:
-    assert bedrock.sniff(doc) == score
 
 
 # --- splitting and rejoining user turns -----------------------------------------------------------------------
@@ -463,152 +382,3 @@ def test_malformed_input_names_the_place(doc: Any, where: str) -> None:
         bedrock.load(doc)
     assert info.value.where == where
     assert info.value.format == "bedrock"
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_every_node_replaced_by_a_wrong_type_loads_or_fails_cleanly(name: str) -> None:
-    assert_wrong_types_load_or_fail_cleanly(bedrock, _fixture(name, "wire"), "messages")
-
-
-_json = json_values()
-
-
-@given(_json)
-def test_arbitrary_json_never_raises_anything_but_format_error(doc: Any) -> None:
-    assert_exact_or_format_error(bedrock, doc)
-
-
-# --- round-trip properties over generated wire documents ------------------------------------------------------
-
-_texts = st.text(string.ascii_letters + ' {}"\n\\é中', max_size=12)
-_objects = st.dictionaries(st.sampled_from(["a", "b", "q", "n"]), _json, max_size=3)
-_ids = st.sampled_from(["t1", "t2", "tooluse_x", ""])
-
-
-@st.composite
-def _bytes(draw: st.DrawFn) -> Any:
-    raw = base64.b64encode(draw(st.binary(max_size=9))).decode()
-    text = draw(st.sampled_from([raw, raw.rstrip("="), raw.replace("+", "-").replace("/", "_")]))
-    return {"__bytes_encoded__": True, "data": text} if draw(st.booleans()) else text
-
-
-@st.composite
-def _source(draw: st.DrawFn, document: bool) -> dict[str, Any]:
-    kinds = ["bytes", "s3", "text"] if document else ["bytes", "s3"]
-    kind = draw(st.sampled_from(kinds))
-    if kind == "bytes":
-        return {"bytes": draw(_bytes())}
-    if kind == "text":
-        return {"text": draw(_texts)}
-    location: dict[str, Any] = {"uri": draw(st.sampled_from(["s3://b/k", "https://x", "data:image/png;base64,AAAA"]))}
-    if draw(st.booleans()):
-        location["bucketOwner"] = "123"
-    return {"s3Location": location}
-
-
-@st.composite
-def _media(draw: st.DrawFn, kind: str) -> dict[str, Any]:
-    body: dict[str, Any] = {"source": draw(_source(kind == "document"))}
-    if draw(st.booleans()):
-        body["format"] = draw(st.sampled_from(["png", "jpeg"] if kind == "image" else ["pdf", "md", "rtf"]))
-    if kind == "document" and draw(st.booleans()):
-        body["name"] = draw(_texts)
-    return {kind: body}
-
-
-@st.composite
-def _result_item(draw: st.DrawFn) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["text", "json", "image", "document", "other"]))
-    if kind == "text":
-        return {"text": draw(_texts)}
-    if kind == "json":
-        return {"json": draw(_json)}
-    if kind == "other":
-        return {"video": draw(_objects)}
-    return draw(_media(kind))
-
-
-@st.composite
-def _block(draw: st.DrawFn) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["text", "image", "document", "use", "result", "reasoning", "opaque"]))
-    block: dict[str, Any]
-    if kind == "text":
-        block = {"text": draw(_texts)}
-    elif kind in ("image", "document"):
-        block = draw(_media(kind))
-    elif kind == "use":
-        use: dict[str, Any] = {"toolUseId": draw(_ids), "name": draw(_texts)}
-        if draw(st.booleans()):
-            use["input"] = draw(_json)
-        block = {"toolUse": use}
-    elif kind == "result":
-        result: dict[str, Any] = {"toolUseId": draw(_ids)}
-        if draw(st.integers(0, 4)):
-            result["content"] = draw(st.lists(_result_item(), max_size=3))
-        if draw(st.integers(0, 3)):
-            result["status"] = draw(st.sampled_from(["success", "error"]))
-        block = {"toolResult": result}
-    elif kind == "reasoning":
-        body: dict[str, Any] = {}
-        if draw(st.booleans()):
-            text: dict[str, Any] = {"text": draw(_texts)}
-            if draw(st.booleans()):
-                text["signature"] = draw(_texts)
-            body["reasoningText"] = text
-        else:
-            body["redactedContent"] = draw(_bytes())
-        block = {"reasoningContent": body}
-    else:
-        block = {draw(st.sampled_from(["cachePoint", "guardContent", "video", "somethingNew"])): draw(_objects)}
-    if kind != "opaque" and draw(st.integers(0, 6)) == 0:
-        block["x-extra"] = draw(_json)  # an unknown key beside the member
-    member = next(iter(block.values()))
-    if isinstance(member, dict) and draw(st.integers(0, 6)) == 0:
-        member["x-inner"] = draw(_json)  # and one inside it
-    return block
-
-
-@st.composite
-def _documents(draw: st.DrawFn) -> Any:
-    messages: list[Any] = []
-    for _ in range(draw(st.integers(0, 6))):
-        message: dict[str, Any] = {
-            "role": draw(st.sampled_from(["user", "assistant"])),
-            "content": draw(st.lists(_block(), max_size=4)),
-        }
-        if draw(st.integers(0, 5)) == 0:
-            message["metadata"] = draw(_objects)
-        messages.append(message)
-    if draw(st.booleans()):
-        return messages
-    doc: dict[str, Any] = {"messages": messages}
-    if draw(st.booleans()):
-        doc["system"] = draw(
-            st.lists(
-                st.one_of(st.builds(lambda t: {"text": t}, _texts), st.just({"cachePoint": {"type": "default"}})),
-                max_size=2,
-            )
-        )
-    if draw(st.booleans()):
-        doc["inferenceConfig"] = draw(_objects)
-    return doc
-
-
-@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
-@given(_documents())
-def test_generated_documents_round_trip(doc: Any) -> None:
-    conv = bedrock.load(doc)
-    assert bedrock.dump(conv.messages, conv.envelope) == doc
-    again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
-    assert again == list(conv.messages)
-    assert bedrock.dump(again, conv.envelope) == doc
-
-
-@settings(max_examples=examples(75), suppress_health_check=[HealthCheck.too_slow])
-@given(histories())
-def test_any_canonical_history_dumps_to_a_stable_wire_form(messages: list[Message]) -> None:
-    first = bedrock.dump(messages, dropped=[])
-    conv = bedrock.load(json.loads(json.dumps(first)))
-    dropped: list[Dropped] = []
-    assert bedrock.dump(conv.messages, conv.envelope, dropped) == first
-    assert dropped == []

@@ -1,18 +1,15 @@
-"""Gemini contents: golden fixtures, turn splitting, signatures, conversions, hostile input, round-trip properties."""
+"""Gemini contents: turn splitting, signatures, conversions, hostile input. The golden fixtures, round-trip
+properties and sniffing are asked of every format in `test_all_formats`."""
 
 from __future__ import annotations
 
-import base64
 import json
-import string
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, _gemini_parts, detect_format, gemini
+from chainsum.formats import Dropped, gemini
 from chainsum.messages import (
     File,
     Image,
@@ -27,18 +24,10 @@ from chainsum.messages import (
 )
 from formats.formats_support import (
     FIXTURES_ROOT,
-    assert_exact_or_format_error,
-    assert_wrong_types_load_or_fail_cleanly,
-    case_ids,
-    json_values,
     read_json,
-    wire_cases,
 )
-from generators import histories
-from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "gemini"
-NAMES = case_ids(wire_cases(FIXTURES))
 
 
 def _fixture(name: str, kind: str) -> Any:
@@ -48,63 +37,6 @@ def _fixture(name: str, kind: str) -> Any:
 def _round_trip(doc: Any) -> Any:
     conv = gemini.load(doc)
     return gemini.dump(conv.messages, conv.envelope)
-
-
-# --- golden fixtures ------------------------------------------------------------------------------------------
-
-
-def test_fixtures_present() -> None:
-    assert NAMES == ["legacy_edges", "request", "sdk_snake"]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_load_matches_canonical_fixture(name: str) -> None:
-    conv = gemini.load(_fixture(name, "wire"))
-    assert conv.format == "gemini"
-    assert messages_to_list(conv.messages) == _fixture(name, "canonical")
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_dump_of_load_is_identity(name: str) -> None:
-    wire = _fixture(name, "wire")
-    assert _round_trip(wire) == wire
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_canonical_json_form_is_lossless(name: str) -> None:
-    """The chainsum JSON form keeps every hint: dumping messages read back from it gives the wire again."""
-    wire = _fixture(name, "wire")
-    envelope = gemini.load(wire).envelope
-    messages = messages_from_list(_fixture(name, "canonical"))
-    assert gemini.dump(messages, envelope) == wire
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_detected_as_gemini(name: str) -> None:
-    assert detect_format(_fixture(name, "wire")) == "gemini"
-
-
-@pytest.mark.parametrize(
-    ("doc", "score"),
-    [
-        ({"contents": []}, 2),
-        ([{"role": "user", "parts": [{"text": "hi"}]}], 2),
-        ([{"parts": [{"text": "hi"}]}], 2),
-        ([], 1),
-        ([{"role": "user", "content": "hi"}], 0),
-        ([{"role": "user", "content": [{"text": "hi"}]}], 0),
-        ([{"role": "assistant", "parts": [{"text": "hi"}]}], 0),
-        ([{"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "hi"}]}], 0),
-        ([{"role": "user", "parts": [{"type": "text", "text": "hi"}]}], 0),
-        ([{"role": "user", "parts": "hi"}], 0),
-        ({"messages": []}, 0),
-        ({"contents": "hi"}, 0),
-        ("hi", 0),
-        ([1], 0),
-    ],
-)
-def test_sniff(doc: Any, score: int) -> None:
-    assert gemini.sniff(doc) == score
 
 
 # --- splitting and rejoining user turns -----------------------------------------------------------------------
@@ -430,135 +362,3 @@ def test_malformed_input_names_the_place(doc: Any, where: str) -> None:
         gemini.load(doc)
     assert info.value.where == where
     assert info.value.format == "gemini"
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_every_node_replaced_by_a_wrong_type_loads_or_fails_cleanly(name: str) -> None:
-    """Each value of each fixture swapped for each JSON type: a FormatError naming a place, or a document that
-    still round-trips exactly. Never another exception."""
-    assert_wrong_types_load_or_fail_cleanly(gemini, _fixture(name, "wire"), "contents")
-
-
-_json = json_values()
-
-
-@given(_json)
-def test_arbitrary_json_never_raises_anything_but_format_error(doc: Any) -> None:
-    assert_exact_or_format_error(gemini, doc)
-
-
-# --- round-trip properties over generated wire documents ------------------------------------------------------
-
-_texts = st.text(string.ascii_letters + ' {}"\n\\é中', max_size=12)
-_objects = st.dictionaries(st.sampled_from(["a", "b", "city", "n"]), _json, max_size=3)
-_signatures = st.binary(min_size=1, max_size=12).map(lambda b: base64.b64encode(b).decode())
-
-
-@st.composite
-def _b64(draw: st.DrawFn) -> str:
-    raw = base64.b64encode(draw(st.binary(max_size=9))).decode()
-    return draw(st.sampled_from([raw, raw.rstrip("="), raw.replace("+", "-").replace("/", "_")]))
-
-
-@st.composite
-def _part(draw: st.DrawFn, snake: bool) -> dict[str, Any]:
-    def k(name: str) -> str:
-        return _gemini_parts.SNAKE[name] if snake else name
-
-    kind = draw(st.sampled_from(["text", "thought", "call", "response", "inline", "file", "opaque", "signature"]))
-    part: dict[str, Any]
-    if kind == "text":
-        part = {"text": draw(_texts)}
-        if draw(st.booleans()):
-            part["thought"] = False
-    elif kind == "thought":
-        part = {"text": draw(_texts), "thought": True}
-    elif kind == "call":
-        call: dict[str, Any] = {"name": draw(_texts)}
-        if draw(st.booleans()):
-            call["args"] = draw(_objects)
-        if draw(st.booleans()):
-            call["id"] = draw(st.sampled_from(["", "fc-1", "x"]))
-        part = {k("functionCall"): call}
-    elif kind == "response":
-        response = draw(
-            st.one_of(
-                _objects, st.builds(lambda key, t: {key: t}, st.sampled_from(["output", "result", "error"]), _texts)
-            )
-        )
-        part = {k("functionResponse"): {"name": draw(_texts), "response": response}}
-    elif kind == "inline":
-        mime = draw(st.sampled_from(["image/png", "application/pdf", "audio/wav"]))
-        part = {k("inlineData"): {k("mimeType"): mime, "data": draw(_b64())}}
-    elif kind == "file":
-        inner = {k("fileUri"): draw(st.sampled_from(["gs://b/x", "https://x/y", "data:image/png;base64,AAAA"]))}
-        if draw(st.booleans()):
-            inner[k("mimeType")] = draw(st.sampled_from(["image/jpeg", "video/mp4"]))
-        if draw(st.booleans()):
-            inner[k("displayName")] = draw(_texts)
-        part = {k("fileData"): inner}
-    elif kind == "opaque":
-        part = {k(draw(st.sampled_from(["executableCode", "codeExecutionResult"]))): draw(_objects)}
-    else:
-        part = {k("thoughtSignature"): draw(_signatures)}
-    if kind in ("text", "call") and draw(st.booleans()):
-        part[k("thoughtSignature")] = draw(_signatures)
-    if draw(st.integers(0, 4)) == 0:
-        part[draw(st.sampled_from([k("partMetadata"), "x-extra", k("videoMetadata")]))] = draw(_json)
-    if snake and draw(st.booleans()):
-        for name in ("video_metadata", "executable_code", "code_execution_result"):
-            part.setdefault(name, None)
-    return part
-
-
-@st.composite
-def _content(draw: st.DrawFn) -> dict[str, Any]:
-    snake = draw(st.booleans())
-    content: dict[str, Any] = {"parts": draw(st.lists(_part(snake), max_size=4))}
-    role = draw(st.sampled_from(["user", "model", "function", None, "absent"]))
-    if role != "absent":
-        content["role"] = role
-    if draw(st.integers(0, 5)) == 0:
-        content["x-turn"] = draw(_json)
-    return content
-
-
-@st.composite
-def _documents(draw: st.DrawFn) -> Any:
-    contents = draw(st.lists(_content(), max_size=6))
-    if draw(st.booleans()):
-        return contents
-    doc: dict[str, Any] = {"contents": contents}
-    system = draw(st.sampled_from(["none", "content", "text", "null"]))
-    key = draw(st.sampled_from(["systemInstruction", "system_instruction"]))
-    if system == "content":
-        doc[key] = {"parts": draw(st.lists(_part(False), max_size=2))}
-    elif system == "text":
-        doc[key] = draw(_texts)
-    elif system == "null":
-        doc[key] = None
-    if draw(st.booleans()):
-        doc["generationConfig"] = draw(_objects)
-    return doc
-
-
-@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
-@given(_documents())
-def test_generated_documents_round_trip(doc: Any) -> None:
-    conv = gemini.load(doc)
-    assert gemini.dump(conv.messages, conv.envelope) == doc
-    again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
-    assert again == list(conv.messages)
-    assert gemini.dump(again, conv.envelope) == doc
-
-
-@settings(max_examples=examples(75), suppress_health_check=[HealthCheck.too_slow])
-@given(histories())
-def test_any_canonical_history_dumps_to_a_stable_wire_form(messages: list[Message]) -> None:
-    """Whatever another format hands over, the Gemini wire form is a fixed point: reading it back and writing it
-    again changes nothing."""
-    first = gemini.dump(messages, dropped=[])
-    conv = gemini.load(json.loads(json.dumps(first)))
-    dropped: list[Dropped] = []
-    assert gemini.dump(conv.messages, conv.envelope, dropped) == first
-    assert dropped == []

@@ -1,13 +1,11 @@
-"""OpenAI Chat Completions: golden fixtures, the real corpora, hostile input, and conversions."""
+"""OpenAI Chat Completions: the real corpora, hostile input, and conversions. The golden fixtures, generated
+documents, arbitrary JSON and sniffing are asked of every format in `test_all_formats`."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
 from chainsum.formats import Dropped, detect_format, openai_chat, openai_responses
@@ -20,59 +18,12 @@ from chainsum.messages import (
     Text,
     ToolCall,
     ToolResult,
-    messages_from_list,
-    messages_to_list,
 )
 from chainsum.testing.corpora import iter_documents
 from formats.formats_support import (
     FIXTURES_ROOT,
-    assert_exact_or_format_error,
-    assert_round_trips,
-    case_ids,
-    openai_chaos_documents,
-    read_canonical,
     read_json,
-    wire_cases,
 )
-from sampling import examples
-
-FIXTURES = FIXTURES_ROOT / "openai"
-CASES = wire_cases(FIXTURES)
-
-
-# --- golden fixtures ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
-def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
-    conv = openai_chat.load(read_json(path))
-    expected = read_canonical(path)
-    assert conv.format == "openai"
-    assert messages_to_list(conv.messages) == expected["messages"]
-    assert conv.envelope == expected["envelope"]
-
-
-@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
-def test_fixture_round_trips_exactly(path: Path) -> None:
-    wire = read_json(path)
-    conv = openai_chat.load(wire)
-    dropped: list[Dropped] = []
-    assert openai_chat.dump(conv.messages, conv.envelope, dropped) == wire
-    assert dropped == []
-
-
-@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
-def test_fixture_round_trips_through_chainsum_json(path: Path) -> None:
-    """Everything dump needs lives in the canonical values, so their JSON form is enough to rebuild the wire."""
-    expected = read_canonical(path)
-    messages = messages_from_list(expected["messages"])
-    assert openai_chat.dump(messages, expected["envelope"]) == read_json(path)
-
-
-@pytest.mark.parametrize("path", CASES, ids=case_ids(CASES))
-def test_fixture_is_detected_as_openai(path: Path) -> None:
-    assert openai_chat.sniff(read_json(path)) == 2
-    assert detect_format(read_json(path)) == "openai"
 
 
 def test_data_url_becomes_bytes_only_when_it_rebuilds_exactly() -> None:
@@ -136,152 +87,6 @@ def test_reused_tool_call_ids_are_kept_as_read() -> None:
         assert result_ids == [m["tool_call_id"] for m in doc.data if m["role"] == "tool"]
         return
     pytest.fail("no trajectory with a reused tool-call id found")
-
-
-# --- generated documents (Hypothesis) ----------------------------------------------------------------------------
-
-_json_leaf = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
-_json = st.recursive(
-    _json_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=8,
-)
-_extra = st.dictionaries(st.sampled_from(["x_meta", "cache_control", "index", "audio", "annotations"]), _json)
-
-
-def _with(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    return {**base, **extra}
-
-
-_data_url = st.binary(max_size=12).map(
-    lambda b: "data:image/png;base64," + __import__("base64").b64encode(b).decode("ascii")
-)
-_part = st.one_of(
-    st.builds(lambda t, x: _with({"type": "text", "text": t}, x), st.text(max_size=10), _extra),
-    st.builds(lambda t: {"type": "refusal", "refusal": t}, st.text(max_size=10)),
-    st.builds(
-        lambda u, d: {"type": "image_url", "image_url": {"url": u, **d}},
-        st.text(max_size=10) | _data_url,
-        st.dictionaries(st.just("detail"), st.sampled_from(["low", "high", "auto"])),
-    ),
-    st.builds(lambda u: {"type": "image_url", "image_url": u}, st.text(max_size=10)),
-    st.builds(
-        lambda f: {"type": "file", "file": f},
-        st.fixed_dictionaries(
-            {},
-            optional={
-                "file_data": _data_url | st.text(max_size=6),
-                "file_id": st.text(max_size=6),
-                "filename": st.none() | st.text(max_size=6),
-            },
-        ),
-    ),
-    st.builds(lambda d: {"type": "input_audio", "input_audio": d}, _json),
-)
-_content = st.none() | st.text(max_size=12) | st.lists(_part, max_size=3)
-_call = st.one_of(
-    st.builds(
-        lambda i, n, a, x, typed: _with(
-            {"id": i, **({"type": "function"} if typed else {}), "function": {"name": n, "arguments": a}}, x
-        ),
-        st.text(max_size=6),
-        st.text(max_size=6),
-        st.text(max_size=12),
-        st.dictionaries(st.just("index"), st.integers()),
-        st.booleans(),
-    ),
-    st.builds(
-        lambda i, n, a: {"id": i, "type": "custom", "custom": {"name": n, "input": a}},
-        st.text(max_size=6),
-        st.text(max_size=6),
-        st.text(max_size=12),
-    ),
-    st.builds(lambda i: {"id": i, "type": "mcp", "mcp": {"server": "s"}}, st.text(max_size=6)),
-)
-
-
-@st.composite
-def _message(draw: st.DrawFn) -> dict[str, Any]:
-    role = draw(st.sampled_from(["system", "developer", "user", "assistant", "tool", "function"]))
-    m: dict[str, Any] = {"role": role}
-    if role in ("tool", "function"):
-        if role == "tool":
-            m["tool_call_id"] = draw(st.text(max_size=6))
-        body = draw(st.none() | st.text(max_size=12) | st.lists(_part.filter(lambda p: p["type"] == "text")))
-    else:
-        body = draw(_content)
-    if draw(st.booleans()):
-        m["content"] = body
-    if draw(st.booleans()):
-        m["name"] = draw(st.none() | st.text(max_size=6))
-    if role == "assistant":
-        if draw(st.booleans()):
-            m["tool_calls"] = draw(st.none() | st.lists(_call, max_size=3))
-        if draw(st.booleans()):
-            m["refusal"] = draw(st.none() | st.text(max_size=8))
-        if draw(st.booleans()):
-            m["function_call"] = draw(
-                st.none() | st.builds(lambda n, a: {"name": n, "arguments": a}, st.text(max_size=5), st.text())
-            )
-    return _with(m, draw(_extra))
-
-
-_document = st.lists(_message(), max_size=6) | st.builds(
-    lambda ms, model: {"model": model, "messages": ms}, st.lists(_message(), max_size=4), st.text(max_size=5)
-)
-
-
-@settings(max_examples=examples(100), deadline=None)
-@given(_document)
-def test_any_generated_document_round_trips(doc: Any) -> None:
-    assert_round_trips(openai_chat, doc)
-
-
-# --- arbitrary JSON ----------------------------------------------------------------------------------------------
-
-
-@settings(max_examples=examples(150), deadline=None)
-@given(openai_chaos_documents())
-def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
-    """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""
-    assert_exact_or_format_error(openai_chat, doc)
-
-
-# --- sniffing ----------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("data", "score"),
-    [
-        ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], 1),
-        ([], 1),
-        ({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}, 1),
-        ([{"role": "developer", "content": "x"}], 2),
-        ([{"role": "tool", "tool_call_id": "c", "content": "x"}], 2),
-        ([{"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": "{}"}}]}], 2),
-        ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}], 2),
-        ([{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}], 2),
-        # contradictions: other formats' shapes
-        ([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}], 0),
-        ([{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}], 0),
-        ([{"role": "user", "parts": [{"text": "hi"}]}], 0),
-        ([{"role": "model", "content": "hi"}], 0),
-        ([{"role": "user", "content": [{"text": "hi"}]}], 0),
-        ([{"role": "assistant", "content": [{"toolUse": {"toolUseId": "t"}}]}], 0),
-        ([{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}], 0),
-        ([{"type": "message", "role": "user", "content": "hi"}], 0),
-        ([{"role": "tool", "id": "c", "content": "x", "requestor": "assistant"}], 0),
-        ([{"role": "assistant", "tool_calls": [{"id": "c", "name": "f", "arguments": {}}]}], 0),
-        ({"system": "x", "messages": [{"role": "user", "content": "hi"}]}, 0),
-        ({"input": [{"role": "user", "content": "hi"}]}, 0),
-        ("text", 0),
-        (None, 0),
-        ([1, 2], 0),
-        ([{"role": ["user"], "content": "x"}], 0),
-    ],
-)
-def test_sniff(data: Any, score: int) -> None:
-    assert openai_chat.sniff(data) == score
 
 
 # --- malformed and hostile input ---------------------------------------------------------------------------------
@@ -510,7 +315,7 @@ def test_chat_to_responses_and_back_keeps_text_calls_and_results() -> None:
 
 
 def test_responses_fixture_to_chat_reports_what_it_drops() -> None:
-    wire = read_json(FIXTURES.parent / "openai-responses" / "request.wire.json")
+    wire = read_json(FIXTURES_ROOT / "openai-responses" / "request.wire.json")
     messages = openai_responses.load(wire).messages
     dropped: list[Dropped] = []
     chat = openai_chat.dump(messages, dropped=dropped)

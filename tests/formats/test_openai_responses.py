@@ -1,17 +1,14 @@
-"""OpenAI Responses input items: golden fixtures, grouping of output items, hostile input, conversions."""
+"""OpenAI Responses input items: grouping of output items, hostile input, conversions. The golden fixtures,
+generated documents, arbitrary JSON and sniffing are asked of every format in `test_all_formats`."""
 
 from __future__ import annotations
 
-import base64
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, detect_format, openai_chat, openai_responses
+from chainsum.formats import Dropped, openai_chat, openai_responses
 from chainsum.messages import (
     Message,
     Opaque,
@@ -19,57 +16,13 @@ from chainsum.messages import (
     Text,
     ToolCall,
     ToolResult,
-    messages_from_list,
-    messages_to_list,
 )
 from formats.formats_support import (
     FIXTURES_ROOT,
-    assert_exact_or_format_error,
-    assert_round_trips,
-    case_ids,
-    openai_chaos_documents,
-    read_canonical,
     read_json,
-    wire_cases,
 )
-from sampling import examples
 
 FIXTURES = FIXTURES_ROOT / "openai-responses"
-CASES = wire_cases(FIXTURES)
-IDS = case_ids(CASES)
-
-
-# --- golden fixtures ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
-    conv = openai_responses.load(read_json(path))
-    expected = read_canonical(path)
-    assert conv.format == "openai-responses"
-    assert messages_to_list(conv.messages) == expected["messages"]
-    assert conv.envelope == expected["envelope"]
-
-
-@pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_fixture_round_trips_exactly(path: Path) -> None:
-    wire = read_json(path)
-    conv = openai_responses.load(wire)
-    dropped: list[Dropped] = []
-    assert openai_responses.dump(conv.messages, conv.envelope, dropped) == wire
-    assert dropped == []
-
-
-@pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_fixture_round_trips_through_chainsum_json(path: Path) -> None:
-    expected = read_canonical(path)
-    assert openai_responses.dump(messages_from_list(expected["messages"]), expected["envelope"]) == read_json(path)
-
-
-@pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_fixture_is_detected(path: Path) -> None:
-    assert openai_responses.sniff(read_json(path)) == 2
-    assert detect_format(read_json(path)) == "openai-responses"
 
 
 def test_output_items_of_one_turn_become_one_assistant_message() -> None:
@@ -134,148 +87,6 @@ def test_an_unusual_summary_is_kept_whole() -> None:
     hints = {"item": {"id": "rs"}, "fields": {"summary": item["summary"]}}
     assert message.parts == (Reasoning(text="", extras={"openai-responses": hints}),)
     assert openai_responses.dump([message]) == [item]
-
-
-# --- generated documents (Hypothesis) ----------------------------------------------------------------------------
-
-_text = st.text(max_size=8)
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | _text,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-    max_leaves=6,
-)
-_data_url = st.binary(max_size=9).map(lambda b: "data:image/png;base64," + base64.b64encode(b).decode("ascii"))
-_meta = st.fixed_dictionaries({}, optional={"id": st.none() | _text, "status": st.sampled_from(["completed", None])})
-_input_part = st.one_of(
-    st.builds(lambda t, a: {"type": "input_text", "text": t, **a}, _text, st.dictionaries(st.just("x"), _json)),
-    st.builds(lambda t: {"type": "output_text", "text": t}, _text),
-    st.builds(
-        lambda u, d: {"type": "input_image", **u, **d},
-        st.fixed_dictionaries({}, optional={"image_url": st.none() | _text | _data_url, "file_id": _text}),
-        st.dictionaries(st.just("detail"), st.sampled_from(["auto", "low"])),
-    ),
-    st.builds(
-        lambda f: {"type": "input_file", **f},
-        st.fixed_dictionaries(
-            {},
-            optional={
-                "file_data": _data_url | _text,
-                "file_id": _text,
-                "file_url": st.none() | _text,
-                "filename": st.none() | _text,
-            },
-        ),
-    ),
-    st.builds(lambda d: {"type": "input_audio", "input_audio": d}, _json),
-)
-_output_part = st.one_of(
-    st.builds(
-        lambda t, a: {"type": "output_text", "text": t, **a},
-        _text,
-        st.fixed_dictionaries({}, optional={"annotations": st.lists(_json, max_size=2), "logprobs": st.just([])}),
-    ),
-    st.builds(lambda t: {"type": "refusal", "refusal": t}, _text),
-    st.builds(lambda t: {"type": "input_text", "text": t}, _text),
-    st.builds(lambda d: {"type": "output_audio", "data": d}, _text),
-)
-_item = st.one_of(
-    st.builds(
-        lambda role, content, typed, meta: {**typed, "role": role, "content": content, **meta},
-        st.sampled_from(["user", "system", "developer"]),
-        _text | st.lists(_input_part, max_size=3),
-        st.sampled_from([{}, {"type": "message"}]),
-        _meta,
-    ),
-    st.builds(
-        lambda content, typed, meta: {**typed, "role": "assistant", "content": content, **meta},
-        _text | st.lists(_output_part, max_size=3),
-        st.sampled_from([{}, {"type": "message"}]),
-        _meta,
-    ),
-    st.builds(
-        lambda c, n, a, meta: {"type": "function_call", "call_id": c, "name": n, "arguments": a, **meta},
-        _text,
-        _text,
-        _text,
-        _meta,
-    ),
-    st.builds(
-        lambda c, n, a: {"type": "custom_tool_call", "call_id": c, "name": n, "input": a},
-        _text,
-        _text,
-        _text,
-    ),
-    st.builds(
-        lambda kind, c, out, meta: {"type": kind, "call_id": c, "output": out, **meta},
-        st.sampled_from(["function_call_output", "custom_tool_call_output"]),
-        _text,
-        _text | st.lists(_input_part.filter(lambda p: p["type"] != "input_audio"), max_size=2),
-        _meta,
-    ),
-    st.builds(
-        lambda summary, enc, rest: {"type": "reasoning", "id": "rs", "summary": summary, **enc, **rest},
-        st.lists(st.builds(lambda t: {"type": "summary_text", "text": t}, st.text(alphabet="ab\n", max_size=5))),
-        st.fixed_dictionaries({}, optional={"encrypted_content": st.none() | _text}),
-        st.fixed_dictionaries({}, optional={"content": st.lists(_json, max_size=2), "status": _text}),
-    ),
-    st.builds(
-        lambda kind, d: {"type": kind, "id": "x", "data": d}, st.sampled_from(["web_search_call", "mcp_call"]), _json
-    ),
-)
-_document = st.lists(_item, max_size=7) | st.builds(
-    lambda items, model: {"model": model, "input": items}, st.lists(_item, max_size=5), _text
-)
-
-
-@settings(max_examples=examples(100), deadline=None)
-@given(_document)
-def test_any_generated_document_round_trips(doc: Any) -> None:
-    assert_round_trips(openai_responses, doc)
-
-
-# --- arbitrary JSON ----------------------------------------------------------------------------------------------
-
-
-@settings(max_examples=examples(150), deadline=None)
-@given(openai_chaos_documents())
-def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
-    """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""
-    assert_exact_or_format_error(openai_responses, doc)
-
-
-# --- sniffing ----------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("data", "score"),
-    [
-        ([{"role": "user", "content": "hi"}], 1),
-        ([{"role": "assistant", "content": [{"type": "refusal", "refusal": "no"}]}], 1),
-        ([{"role": "user", "content": [{"type": "input_text", "text": "hi"}]}], 2),
-        ([{"type": "message", "role": "user", "content": "hi"}], 2),
-        ([{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}], 2),
-        ([{"type": "function_call_output", "call_id": "c", "output": "x"}], 2),
-        ([{"type": "reasoning", "id": "r", "summary": []}], 2),
-        ([{"type": "web_search_call", "id": "w"}], 2),
-        ({"model": "m", "input": "hello"}, 2),
-        ({"input": [{"role": "user", "content": "hi"}]}, 2),
-        # contradictions
-        ([{"role": "tool", "tool_call_id": "c", "content": "x"}], 0),
-        ([{"role": "assistant", "content": None, "tool_calls": []}], 0),
-        ([{"role": "user", "content": [{"type": "text", "text": "hi"}]}], 0),
-        ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]}], 0),
-        ([{"role": "user", "content": "hi", "turn_idx": 1}], 0),
-        ([{"type": "user", "message": {"role": "user", "content": "hi"}}], 0),
-        ([{"role": "model", "parts": [{"text": "hi"}]}], 0),
-        ({"messages": [{"role": "user", "content": "hi"}]}, 0),
-        ({"model": "m"}, 0),
-        ([{"role": "user", "content": None}], 0),
-        ([{"type": ["message"]}], 0),
-        ("hi", 0),
-    ],
-)
-def test_sniff(data: Any, score: int) -> None:
-    assert openai_responses.sniff(data) == score
 
 
 # --- malformed and hostile input ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What `chainsum.formats` does over the format modules: detection that says what to fix, a byte order mark, deep
 nesting, the history inputs the library accepts (`as_messages`) and message indexes as the file counts them
-(`wire_indexes`)."""
+(`wire_indexes`), and which provider and format a result is written for (`output_target`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chainsum.errors import ChainsumError, FormatError
-from chainsum.formats import as_messages, detect_format, load, openai_chat, wire_indexes
+from chainsum.formats import as_messages, detect_format, load, openai_chat, output_target, wire_indexes
 from chainsum.messages import Message
 
 NEARLY_OPENAI: list[dict[str, Any]] = [
@@ -204,3 +204,23 @@ def test_split_turns_and_the_system_prompt_count_as_in_the_file(fmt: str) -> Non
 def test_formats_read_one_for_one_count_alike() -> None:
     conv = load(NEARLY_OPENAI[:3])
     assert wire_indexes(conv) == (0, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("input_format", "provider", "keep_format", "expected"),
+    [
+        ("anthropic", None, False, ("anthropic", "anthropic")),
+        ("openai-responses", None, False, ("openai", "openai-responses")),
+        ("claude-code", None, False, ("anthropic", "anthropic")),
+        ("openai", "anthropic", False, ("anthropic", "anthropic")),
+        ("openai", "anthropic", True, ("anthropic", "openai")),
+        ("claude-code", "gemini", True, ("gemini", "gemini")),
+        ("tau2", None, True, ("openai", "tau2")),
+    ],
+)
+def test_output_target_names_the_rules_and_the_format_to_write(
+    input_format: str, provider: str | None, keep_format: bool, expected: tuple[str, str]
+) -> None:
+    """The provider's rules and format when one is given; `keep_format` (``chainsum repair``) keeps a format that
+    can be written; a read-only Claude Code log is always written as its provider's format."""
+    assert output_target(input_format, provider, keep_format=keep_format) == expected

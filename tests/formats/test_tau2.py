@@ -1,61 +1,17 @@
-"""tau2-bench messages: golden fixture, the real telecom corpus, user tool calls, hostile input, conversions."""
+"""tau2-bench messages: the real telecom corpus, user tool calls, hostile input, conversions. The golden fixture,
+generated documents, arbitrary JSON and sniffing are asked of every format in `test_all_formats`."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
 from chainsum.formats import Dropped, detect_format, openai_chat, tau2
-from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult, messages_from_list, messages_to_list
+from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult
 from chainsum.testing.corpora import corpora_root, iter_documents
-from formats.formats_support import (
-    FIXTURES_ROOT,
-    assert_exact_or_format_error,
-    case_ids,
-    openai_chaos_documents,
-    read_canonical,
-    read_json,
-    wire_cases,
-)
-from sampling import examples
-
-FIXTURES = FIXTURES_ROOT / "tau2"
-CASES = wire_cases(FIXTURES)
-IDS = case_ids(CASES)
-
-
-# --- golden fixture ----------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_fixture_loads_to_the_expected_canonical_messages(path: Path) -> None:
-    conv = tau2.load(read_json(path))
-    expected = read_canonical(path)
-    assert conv.format == "tau2"
-    assert messages_to_list(conv.messages) == expected["messages"]
-    assert conv.envelope == expected["envelope"]
-
-
-@pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_fixture_round_trips_exactly(path: Path) -> None:
-    wire = read_json(path)
-    conv = tau2.load(wire)
-    dropped: list[Dropped] = []
-    assert tau2.dump(conv.messages, conv.envelope, dropped) == wire
-    assert dropped == []
-    assert tau2.dump(messages_from_list(read_canonical(path)["messages"]), conv.envelope) == wire
-
-
-@pytest.mark.parametrize("path", CASES, ids=IDS)
-def test_fixture_is_detected(path: Path) -> None:
-    assert tau2.sniff(read_json(path)) == 2
-    assert detect_format(read_json(path)) == "tau2"
 
 
 def test_arguments_become_compact_json_text_and_come_back_as_the_same_object() -> None:
@@ -125,99 +81,6 @@ def test_user_tool_calls_stay_on_the_user_message() -> None:
                     ToolResult(call_id=wire["id"], content=wire["content"], is_error=wire["error"]),
                 )
     assert seen > 100
-
-
-# --- generated documents (Hypothesis) ----------------------------------------------------------------------------
-
-_text = st.text(max_size=8)
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | _text,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
-    max_leaves=8,
-)
-_meta = st.fixed_dictionaries(
-    {}, optional={"turn_idx": st.none() | st.integers(0, 99), "timestamp": _text, "cost": st.floats(0, 1)}
-)
-_call = st.builds(
-    lambda i, n, a, r: {**i, "name": n, "arguments": a, **r},
-    st.fixed_dictionaries({}, optional={"id": _text}),
-    _text,
-    st.dictionaries(_text, _json, max_size=3),
-    st.fixed_dictionaries({}, optional={"requestor": st.sampled_from(["user", "assistant"])}),
-)
-_result = st.builds(
-    lambda i, c, r, e, meta: {"id": i, "role": "tool", **c, **r, **e, **meta},
-    _text,
-    st.fixed_dictionaries({}, optional={"content": st.none() | _text}),
-    st.fixed_dictionaries({}, optional={"requestor": st.sampled_from(["user", "assistant"])}),
-    st.fixed_dictionaries({}, optional={"error": st.booleans()}),
-    _meta,
-)
-_participant = st.builds(
-    lambda role, c, calls, meta: {"role": role, **c, **calls, **meta},
-    st.sampled_from(["user", "assistant"]),
-    st.fixed_dictionaries({}, optional={"content": st.none() | _text}),
-    st.fixed_dictionaries({}, optional={"tool_calls": st.none() | st.lists(_call, max_size=3)}),
-    _meta,
-)
-_system = st.builds(
-    lambda c, meta: {"role": "system", **c, **meta}, st.fixed_dictionaries({}, optional={"content": _text}), _meta
-)
-_multi = st.builds(lambda subs: {"role": "tool", "tool_messages": subs}, st.lists(_result, max_size=3))
-_document = st.lists(st.one_of(_participant, _system, _result, _multi), max_size=6)
-
-
-@settings(max_examples=examples(100), deadline=None)
-@given(_document)
-def test_any_generated_document_round_trips(doc: Any) -> None:
-    conv = tau2.load(doc)
-    assert tau2.dump(conv.messages, conv.envelope) == doc
-    again = messages_from_list(json.loads(json.dumps(messages_to_list(conv.messages))))
-    assert tau2.dump(again) == doc
-
-
-# --- arbitrary JSON ----------------------------------------------------------------------------------------------
-
-
-@settings(max_examples=examples(150), deadline=None)
-@given(openai_chaos_documents())
-def test_any_json_either_round_trips_or_fails_with_a_format_error(doc: Any) -> None:
-    """Never a traceback: whatever shape arrives, sniff answers and load reads it exactly or says where it fails."""
-    assert_exact_or_format_error(tau2, doc)
-
-
-# --- sniffing ----------------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("data", "score"),
-    [
-        ([{"role": "user", "content": "hi", "turn_idx": 0}], 2),
-        ([{"id": "c", "role": "tool", "content": "x", "requestor": "user", "error": False}], 2),
-        ({"messages": [{"role": "assistant", "content": "hi", "turn_idx": 0}]}, 2),
-        ([{"role": "assistant", "tool_calls": [{"id": "c", "name": "f", "arguments": {}, "requestor": "user"}]}], 2),
-        ([{"role": "tool", "tool_messages": []}], 2),
-        ([{"role": "user", "content": "hi"}], 0),  # plausible, but nothing tau2-specific: leave it to OpenAI
-        ([{"role": "user", "content": "hi", "turn_idx": 0, "tool_call_id": "c"}], 0),
-        (
-            [
-                {
-                    "role": "assistant",
-                    "turn_idx": 1,
-                    "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}],
-                }
-            ],
-            0,
-        ),
-        ([{"role": "model", "turn_idx": 0}], 0),
-        ([{"type": "message", "role": "user", "turn_idx": 0}], 0),
-        ([None], 0),
-        ({"simulations": []}, 0),
-        ("x", 0),
-    ],
-)
-def test_sniff(data: Any, score: int) -> None:
-    assert tau2.sniff(data) == score
 
 
 # --- malformed and hostile input ---------------------------------------------------------------------------------

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from chainsum.messages import Message, ToolResult
 from chainsum.store import MemoryArchive
+from chainsum.store._schema import indexed_words, searchable_text
 
 
 def test_search_finds_words_past_the_first_sixty_four() -> None:
@@ -18,3 +24,10 @@ def test_search_finds_words_past_the_first_sixty_four() -> None:
     archive.archive_and_record("s", [("m3", Message.of("assistant", "ERR-04242 again, and late"))], None)
     assert {h.message_id for h in archive.search("s", "ERR-04242")} == {"m1", "m3"}  # indexed after a search too
     assert archive.search("other", "ERR-04242") == []
+
+
+@given(st.text(alphabet=st.sampled_from("abcXYZ019_ -.,;:()[]é中—ß\u00a0\t\nÀ\u2028İ\ud800"), max_size=120))
+def test_indexed_words_are_the_word_expression_s_words(text: str) -> None:
+    """The bytes fast path finds exactly the words ``\\w+`` finds, whatever the script."""
+    message = Message.of("user", text)
+    assert indexed_words(message) == frozenset(re.findall(r"\w+", searchable_text(message).lower()))

@@ -164,7 +164,10 @@ def test_consolidation_merges_partial_summaries_keeping_identifiers() -> None:
     merged = summarizer.summarize_text(render_consolidation([first, second]))
     identifiers = set(sections(merged)["Identifiers:"])
     assert {"src/chainsum/chain/_build.py", "3f9c2ab", "call_abc123"} <= identifiers
-    assert "State snapshot (extractive) of 2 message(s)." in merged
+    total = len(SESSION)  # the partials' own counts add up: the merged summary stands for every message
+    assert f"State snapshot (extractive) of {total} message(s)." in merged
+    items = [item for listed in sections(merged).values() for item in listed]
+    assert not any("more items left out" in item for item in items)  # never taken for content
     again = summarizer.summarize_text(render_consolidation([merged, merged]))
     assert "(x2) (x2)" not in again
 

@@ -1,6 +1,6 @@
 """The chain: a conversation as a tree of sections, header and body pairs, per ``specs/chain-ast.md``."""
 
-from ._build import RULES, Repair
+from ._build import CHAIN_RULES, ChainRepair
 from ._chain import Chain, contains_tool_call_reasoning
 from ._constants import (
     FAKE_REASONING_SIGNATURE,
@@ -46,6 +46,7 @@ from ._summaries import (
 )
 
 __all__ = [
+    "CHAIN_RULES",
     "CHARSETS",
     "FAKE_REASONING_SIGNATURE",
     "FALLBACK_REQUEST_ARGS",
@@ -53,19 +54,18 @@ __all__ = [
     "LEGACY_SYSTEM_TAG",
     "LEGACY_USER_PREFIX",
     "RECORD_INTRO",
-    "RULES",
     "SNAPSHOT_INTRO",
     "SUMMARIZATION_TOOL_ARGS",
     "SUMMARIZATION_TOOL_NAME",
     "SUMMARIZED_CONTENT_PREFIX",
     "BodyPair",
     "Chain",
+    "ChainRepair",
     "CompletedCall",
     "Header",
     "IdTemplate",
     "PairKind",
     "RecordBlock",
-    "Repair",
     "Section",
     "SummaryForm",
     "SummaryRole",

@@ -28,9 +28,9 @@ from ..messages import Message, Part, ToolCall, ToolResult
 from ._constants import FALLBACK_RESPONSE_CONTENT
 from ._nodes import BodyPair, Header, PairKind, Section, answers
 
-__all__ = ["RULES", "Builder", "Repair"]
+__all__ = ["CHAIN_RULES", "Builder", "ChainRepair"]
 
-RULES = {
+CHAIN_RULES = {
     1: "rule 1 (first message must be system or human)",
     2: "rule 2 (no consecutive human messages)",
     3: "rule 3 (tool calls must have responses)",
@@ -39,19 +39,27 @@ RULES = {
     6: "rule 6 (responses before the next assistant message)",
     7: "rule 7 (a summarization pair has exactly one tool message)",
 }
+"""The chain's structural rules (``specs/chain-ast.md``), by number, as `ChainError` and `ChainRepair` name them.
+Not the provider rules: those are `chainsum.rules.RULES`, by kebab-case id."""
 
 
 @dataclass(frozen=True, slots=True)
-class Repair:
-    """One fix made by a repairing build."""
+class ChainRepair:
+    """One structural fix made by a repairing chain build (`Chain.build(repair=True)`), listed in `Chain.repairs`.
+
+    The chain's own record, keyed by a numbered rule of ``specs/chain-ast.md`` (`CHAIN_RULES`). Not the same thing
+    as `chainsum.rules.RepairAction`: that is one change a *provider* repair pass made (`chainsum.rules.repair`),
+    keyed by pass name, with an index relative to that pass's input."""
 
     rule: int
+    """The chain rule fixed: a key of `CHAIN_RULES` (1 to 7)."""
     index: int
     """Index, in the input list, of the message the fix concerns."""
     detail: str
+    """What was done, for people."""
 
     def __str__(self) -> str:
-        return f"message {self.index}: {RULES[self.rule]}: {self.detail}"
+        return f"message {self.index}: {CHAIN_RULES[self.rule]}: {self.detail}"
 
 
 class _Open:
@@ -89,7 +97,7 @@ class Builder:
     def __init__(self, *, repair: bool, allow_pending_tail: bool) -> None:
         self.repair = repair
         self.allow_pending_tail = allow_pending_tail
-        self.repairs: list[Repair] = []
+        self.repairs: list[ChainRepair] = []
         self.sections: list[Section] = []
         self.has_section = False
         self.system: Message | None = None
@@ -125,8 +133,8 @@ class Builder:
     # feeding -----------------------------------------------------------------------------------------------
     def _fail(self, rule: int, index: int, detail: str) -> None:
         if not self.repair:
-            raise ChainError(RULES[rule], index, detail)
-        self.repairs.append(Repair(rule, index, detail))
+            raise ChainError(CHAIN_RULES[rule], index, detail)
+        self.repairs.append(ChainRepair(rule, index, detail))
 
     def _close_section(self) -> None:
         self._close_pair(last=False)

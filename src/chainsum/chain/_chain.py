@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ToolCallError
 from ..messages import Message, Part, Reasoning, Text, ToolCall, ToolResult
-from ._build import Builder, Repair
+from ._build import Builder, ChainRepair
 from ._ids import parse_template
 from ._nodes import BodyPair, Header, Section, match_results
 
@@ -22,8 +22,8 @@ class Chain:
     """A conversation as sections of (header, body pairs). Build one with `Chain.build`."""
 
     sections: tuple[Section, ...] = ()
-    repairs: tuple[Repair, ...] = field(default=(), compare=False)
-    """What a repairing build changed (empty for a strict build)."""
+    repairs: tuple[ChainRepair, ...] = field(default=(), compare=False)
+    """What a repairing build changed, one `ChainRepair` per structural fix (empty for a strict build)."""
     size: int = field(init=False, compare=False)
     """Bytes of content in the whole chain; always the sum of its sections' sizes."""
     count: int = field(init=False, compare=False)
@@ -34,7 +34,7 @@ class Chain:
         object.__setattr__(self, "count", sum(s.count for s in self.sections))
 
     @classmethod
-    def _derived(cls, sections: tuple[Section, ...], repairs: tuple[Repair, ...], size: int, count: int) -> Chain:
+    def _derived(cls, sections: tuple[Section, ...], repairs: tuple[ChainRepair, ...], size: int, count: int) -> Chain:
         """A chain whose size and count the caller already knows (an append): skips the O(sections) sums."""
         chain = object.__new__(cls)
         object.__setattr__(chain, "sections", sections)

@@ -122,7 +122,7 @@ def repair_cmd(
             messages = tuple(chain.messages())
             for r in chain.repairs:
                 console(stderr=True).print(f"[yellow]repaired[/] {escape(in_file_terms(str(r), positions))}")
-        target = conv.format if conv.format in DUMPABLE else output_target(conv.format, provider)[1]
+        _, target = output_target(conv.format, provider, keep_format=True)
         dropped: list[Dropped] = []
         doc = dump(Conversation(messages, conv.format, conv.envelope), to=target, dropped=dropped)
     _report_dropped(dropped)

@@ -71,7 +71,7 @@ def compact_cmd(
     ] = None,
 ) -> None:
     """Compact the conversation to fit a token budget; output in the input's format (or the provider's)."""
-    from ..executor import compact_sync
+    from ..executor import check_hard_limit, compact_sync
     from ..manager import summarizers_from_config
     from ..strategies import StrategyOptions, strategy_named
     from ..tokens import get_counter
@@ -80,8 +80,10 @@ def compact_cmd(
         fail(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
     wanted = tokens(budget, "--budget")
     limit = tokens(hard_limit, "--hard-limit")
-    if limit is not None and (limit < 1 or (wanted is not None and limit < wanted)):
-        fail(f"--hard-limit must be a positive number of tokens, at least --budget, got {limit}")
+    try:
+        check_hard_limit(limit, wanted, "--hard-limit", "--budget")
+    except ValueError as exc:
+        fail(str(exc))
     config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
     with user_errors(file):
         conv = read_conversation(file, format)

@@ -5,7 +5,14 @@ budget, calling the summarizer concurrently (bounded), checking every plan, fail
 repairing the result for the provider. `CompactResult` says what happened, including what fell short.
 """
 
-from ._compact import DEFAULT_MAX_CHUNKS, DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS, check_budget, compact, compact_sync
+from ._compact import (
+    DEFAULT_MAX_CHUNKS,
+    DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS,
+    check_budget,
+    check_hard_limit,
+    compact,
+    compact_sync,
+)
 from ._result import CompactResult, StepError
 from ._run import ProgressCallback
 
@@ -16,6 +23,7 @@ __all__ = [
     "ProgressCallback",
     "StepError",
     "check_budget",
+    "check_hard_limit",
     "compact",
     "compact_sync",
 ]

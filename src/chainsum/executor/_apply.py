@@ -92,7 +92,15 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
     originals and is reported, the others are applied."""
     model_steps = [s for s in plan.steps if isinstance(s, Summarize | SummarizePart)]
     run.plan_calls(model_steps, messages, plan.note)
-    outcomes = await asyncio.gather(*(run.step(s, messages, role) for s in model_steps), return_exceptions=True)
+    tasks = [asyncio.ensure_future(run.step(s, messages, role)) for s in model_steps]
+    try:
+        edits = await _edits(messages, [s for s in plan.steps if isinstance(s, Mask | Clip)], yielding=bool(tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    outcomes = await asyncio.gather(*tasks, return_exceptions=True)
     errors: list[StepError] = []
     replacements: dict[int, list[Message] | Message] = {}
     for step, outcome in zip(model_steps, outcomes, strict=True):
@@ -113,14 +121,7 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
     for step in plan.steps:
         if isinstance(step, Mask | Clip):
             m = out[step.index]
-            result = m.parts[step.part]
-            assert isinstance(result, ToolResult)
-            new = (
-                mask_result(result, _call_of(messages, step.index, result))
-                if isinstance(step, Mask)
-                else clip_result(result, step.head, step.tail)
-            )
-            out[step.index] = m.with_parts(replace_part(m.parts, step.part, new))
+            out[step.index] = m.with_parts(replace_part(m.parts, step.part, edits[id(step)]))
             if isinstance(step, Mask):
                 masked.append((out[step.index], m))
             applied += 1
@@ -158,6 +159,28 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
         else:
             out[step.start : step.end] = [*new_messages, *kept]
     return Applied(out, applied, summarized, errors, masked)
+
+
+async def _edits(messages: Sequence[Message], steps: Sequence[Mask | Clip], *, yielding: bool) -> dict[int, ToolResult]:
+    """The new tool result of every `Mask` and `Clip` step, by ``id(step)``. With `yielding`, control goes back to
+    the event loop every few edits, so summarizer calls started just before go out and wait on the model while
+    the placeholders are built (they read each output for its identifiers: hundreds of milliseconds on a long
+    agent session)."""
+    out: dict[int, ToolResult] = {}
+    for k, step in enumerate(steps):
+        if yielding and k % 8 == 0:
+            await asyncio.sleep(0)
+        out[id(step)] = _edited_part(messages, step)
+    return out
+
+
+def _edited_part(messages: Sequence[Message], step: Mask | Clip) -> ToolResult:
+    """The tool result a `Mask` (placeholder) or `Clip` (head and tail) step puts in place of the original."""
+    result = messages[step.index].parts[step.part]
+    assert isinstance(result, ToolResult)
+    if isinstance(step, Mask):
+        return mask_result(result, _call_of(messages, step.index, result))
+    return clip_result(result, step.head, step.tail)
 
 
 def new_block_of(new_messages: Sequence[Message], span: Sequence[Message]) -> RecordBlock:

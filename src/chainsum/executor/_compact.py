@@ -34,7 +34,14 @@ from ._check import check_plan
 from ._result import CompactResult, StepError
 from ._run import ProgressCallback, SummarizerRun
 
-__all__ = ["DEFAULT_MAX_CHUNKS", "DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS", "check_budget", "compact", "compact_sync"]
+__all__ = [
+    "DEFAULT_MAX_CHUNKS",
+    "DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS",
+    "check_budget",
+    "check_hard_limit",
+    "compact",
+    "compact_sync",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +74,15 @@ def check_budget(value: object, name: str = "budget") -> int | None:
     if value < 0:
         raise ValueError(f"{name} must be >= 0 tokens, got {value}")
     return value
+
+
+def check_hard_limit(
+    hard_limit: int | None, budget: int | None, name: str = "hard_limit", budget_name: str = "the budget"
+) -> None:
+    """ValueError naming `name` unless `hard_limit` (checked by `check_budget` already) is None or a positive token
+    count at least `budget`: the one rule the library and the CLI share."""
+    if hard_limit is not None and (hard_limit < 1 or (budget is not None and hard_limit < budget)):
+        raise ValueError(f"{name} must be a positive number of tokens, at least {budget_name}, got {hard_limit}")
 
 
 def _depth(messages: Sequence[Message]) -> int:
@@ -113,8 +129,7 @@ async def compact(
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     if max_rounds < 1:
         raise ValueError(f"max_rounds must be >= 1, got {max_rounds}")
-    if hard_limit is not None and (hard_limit < 1 or (budget is not None and hard_limit < budget)):
-        raise ValueError(f"hard_limit must be a positive number of tokens, at least the budget, got {hard_limit}")
+    check_hard_limit(hard_limit, budget)
     get_profile(provider)  # an unknown provider fails before any work
     original = tuple(as_messages(messages))  # wire dicts of any format too (FormatError naming where)
     tokens_before = counter.count_messages(original)
@@ -170,10 +185,13 @@ async def compact(
             )
             break
         current, size = tuple(done.messages), new_size
+        logger.debug("round=<%d>, tokens=<%d>, budget=<%s> | round applied", round_no, size, budget)
         summarized += done.summarized
         undo.update((id(edited), (edited, before)) for edited, before in done.masked)
-        if budget is not None and size <= budget:
-            break
+        if budget is not None and (
+            size <= budget or counter.count_messages(repair(current, provider).messages) <= budget
+        ):
+            break  # what is sent is the provider-repaired history: when that fits, another round would only lose
     if budget is not None and undo and size < budget:
         current = refill(current, undo, counter, budget - size)
     finish = getattr(strategy, "finish", None)

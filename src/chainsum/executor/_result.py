@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..chain import Repair
+from ..chain import ChainRepair
 from ..errors import SummarizerError
 from ..messages import Message
 from ..rules import Problem, RepairAction
@@ -48,7 +48,7 @@ class CompactResult:
     """Rounds in which a non-empty plan was applied."""
     plans: tuple[Plan, ...]
     """Every plan the strategy returned, the final empty one included."""
-    repairs: tuple[Repair, ...]
+    repairs: tuple[ChainRepair, ...]
     """Structural repairs made before planning (`Chain.build(repair=True)`): messages dropped or fixed, by index in
     the input."""
     provider_repairs: tuple[RepairAction, ...]

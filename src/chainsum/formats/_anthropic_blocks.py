@@ -11,10 +11,11 @@ import binascii
 import json
 import json.encoder as json_encoder
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final, TypeVar
 
 from ..errors import FormatError
 from ..messages import File, Image, Opaque, Part, Reasoning, ResultPart, Text, ToolCall, ToolResult
+from ._wire import is_list, is_object
 
 __all__ = ["NAME", "at", "fail", "read_blocks", "read_content", "type_name"]
 
@@ -115,10 +116,9 @@ _DOCUMENT: Final = frozenset({"type", "source", "title"})
 
 def _media(block: dict[str, Any], *, document: bool) -> Part:
     """An image or document block: `Image`/`File` when its source maps losslessly, else `Opaque`."""
-    raw = block.get("source")
-    if not isinstance(raw, dict):
-        raise fail(f"expected an object, got {type_name(raw)}", ".source")
-    source = cast("dict[str, Any]", raw)
+    source = block.get("source")
+    if not is_object(source):
+        raise fail(f"expected an object, got {type_name(source)}", ".source")
     kind = source.get("type")
     title = block.get("title") if document else None
     if title is not None and not isinstance(title, str):
@@ -167,9 +167,9 @@ def _tool_result(block: dict[str, Any]) -> ToolResult:
     ns: dict[str, Any] = {}
     content: Any = block.get("content", "")
     if not isinstance(content, str):
-        if not isinstance(content, list):
+        if not is_list(content):
             raise fail(f"expected a string or a list of blocks, got {type_name(content)}", ".content")
-        content = tuple(_read_each(_result_item, cast("list[Any]", content), ".content"))
+        content = tuple(_read_each(_result_item, content, ".content"))
     elif "content" not in block:
         ns["no_content"] = True
     is_error = block.get("is_error", False)
@@ -185,9 +185,9 @@ def _tool_result(block: dict[str, Any]) -> ToolResult:
 
 def _block(raw: Any) -> Part:
     """One content block; errors carry a path relative to the block."""
-    if not isinstance(raw, dict):
+    if not is_object(raw):
         raise fail(f"expected a content block object, got {type_name(raw)}")
-    block = cast("dict[str, Any]", raw)
+    block = raw
     kind = block.get("type")
     match kind:
         case "text":
@@ -244,9 +244,9 @@ def _block(raw: Any) -> Part:
 def read_blocks(content: Any) -> list[Part]:
     if isinstance(content, str):
         return [Text(text=content)]
-    if not isinstance(content, list):
+    if not is_list(content):
         raise fail(f"expected a string or a list of blocks, got {type_name(content)}")
-    return _read_each(_block, cast("list[Any]", content), "")
+    return _read_each(_block, content, "")
 
 
 def read_content(content: Any, where: str, fmt: str = NAME) -> list[Part]:

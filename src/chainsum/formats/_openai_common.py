@@ -24,11 +24,12 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 from ..errors import FormatError
 from ..messages import Extras, Part, Text
 from ._base import native
+from ._wire import is_list, is_object
 
 __all__ = [
     "apply_layout",
@@ -52,6 +53,7 @@ __all__ = [
 ]
 
 _MEDIA_TYPE = re.compile(r"[A-Za-z0-9][\w.+-]*/[\w.+-]+")
+_W = TypeVar("_W", bound=Mapping[str, Any])
 
 
 def fail(detail: str, where: str, fmt: str) -> NoReturn:
@@ -89,15 +91,15 @@ def want_opt_str(value: object, where: str, fmt: str, key: str = "") -> str | No
 
 
 def want_mapping(value: object, where: str, fmt: str, key: str = "") -> dict[str, Any]:
-    if not isinstance(value, dict):
+    if not is_object(value):
         wrong_type(value, "an object", _at(where, key), fmt)
-    return cast("dict[str, Any]", value)
+    return value
 
 
 def want_list(value: object, where: str, fmt: str, key: str = "") -> list[Any]:
-    if not isinstance(value, list):
+    if not is_list(value):
         wrong_type(value, "a list", _at(where, key), fmt)
-    return cast("list[Any]", value)
+    return value
 
 
 def unknown_keys(obj: Mapping[str, Any], known: frozenset[str]) -> dict[str, Any] | None:
@@ -120,32 +122,35 @@ def pack(name: str, fields: Mapping[str, Any] | None, hints: dict[str, Any] | No
 
 def merge_fields(out: dict[str, Any], fields: object) -> None:
     """Put stored unknown keys back into the wire object `out`; nested objects are merged one level deep."""
-    if not isinstance(fields, dict):
+    if not is_object(fields):
         return
-    for key, value in cast(dict[str, Any], fields).items():
+    for key, value in fields.items():
         current = out.get(key)
-        if isinstance(current, dict) and isinstance(value, dict):
-            out[key] = {**cast(dict[str, Any], current), **cast(dict[str, Any], value)}
+        if is_object(current) and is_object(value):
+            out[key] = {**current, **value}
         else:
             out[key] = value
 
 
-def apply_layout(out: dict[str, Any], hints: Mapping[str, Any]) -> dict[str, Any]:
-    """Finish a dumped wire object: unknown fields back in, ``keep`` keys restored, ``absent`` keys removed."""
+def apply_layout(wire: _W, hints: Mapping[str, Any]) -> _W:
+    """Finish a dumped wire object (a `_wire` TypedDict, or a plain dict), in place: unknown fields back in,
+    ``keep`` keys restored, ``absent`` keys removed. The keys it adds or removes are the input's own, so the object
+    no longer has to match its TypedDict exactly: this is where the layout hints widen it."""
     if not hints:
-        return out
+        return wire
+    out = cast("dict[str, Any]", wire)
     merge_fields(out, hints.get("fields"))
     keep = hints.get("keep")
-    if isinstance(keep, dict):
-        for key, value in cast(dict[str, Any], keep).items():
+    if is_object(keep):
+        for key, value in keep.items():
             if out.get(key) is None:
                 out[key] = value
     absent = hints.get("absent")
-    if isinstance(absent, list):
-        for key in cast(list[Any], absent):
+    if is_list(absent):
+        for key in absent:
             if isinstance(key, str):
                 out.pop(key, None)
-    return out
+    return wire
 
 
 def plain_text(p: Part, fmt: str, part_only: tuple[str, ...]) -> bool:
@@ -168,7 +173,7 @@ def is_custom(extras: Mapping[str, Any]) -> bool:
     other's hint: the one place where a format looks at a sibling's layout hints."""
     for ns in (CHAT, RESPONSES):
         value = extras.get(ns)
-        if isinstance(value, dict) and cast(dict[str, Any], value).get("type") == "custom":
+        if is_object(value) and value.get("type") == "custom":
             return True
     return False
 
@@ -182,11 +187,10 @@ def envelope_of(doc: Mapping[str, Any], payload: str) -> dict[str, Any]:
 def message_list(data: Any, fmt: str, what: str) -> tuple[list[Any], dict[str, Any], str]:
     """The items of a bare message list, or of the ``messages`` key of an object (whose other keys become the
     envelope), with the path prefix for errors. `what` names the object form in the error ("a request object")."""
-    if isinstance(data, dict):
-        doc = cast("dict[str, Any]", data)
-        return want_list(doc.get("messages"), "messages", fmt), envelope_of(doc, "messages"), "messages"
-    if isinstance(data, list):
-        return cast("list[Any]", data), {}, ""
+    if is_object(data):
+        return want_list(data.get("messages"), "messages", fmt), envelope_of(data, "messages"), "messages"
+    if is_list(data):
+        return data, {}, ""
     fail(f"expected a list of messages or {what} with messages, got {type(data).__name__}", "", fmt)
 
 
@@ -194,11 +198,10 @@ def document(envelope: Mapping[str, Any] | None, payload: str, value: Any) -> An
     """Rebuild the document `envelope_of` described around a new `value`; the bare `value` without one."""
     keys = envelope.get("keys") if envelope else None
     fields = envelope.get("fields") if envelope else None
-    if not isinstance(keys, list) or not isinstance(fields, dict):
+    if not is_list(keys) or not is_object(fields):
         return value
-    fields = cast(dict[str, Any], fields)
     out: dict[str, Any] = {}
-    for key in cast(list[Any], keys):
+    for key in keys:
         if key == payload:
             out[payload] = value
         elif key in fields:

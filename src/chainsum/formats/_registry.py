@@ -48,12 +48,16 @@ FORMAT_PROVIDERS: dict[str, str] = {
 _PROVIDER_FORMATS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "bedrock": "bedrock"}
 
 
-def output_target(input_format: str, provider: str | None = None) -> tuple[str, str]:
+def output_target(input_format: str, provider: str | None = None, *, keep_format: bool = False) -> tuple[str, str]:
     """(the provider whose rules apply, the format to write) for a conversation read in `input_format`: the rules of
     `provider` when given (and its format), else the input format's provider and the input format itself when it can
-    be written (a read-only Claude Code log is written as Anthropic JSON). The one place the CLI and the service
-    decide it, so that "valid for" and what is written never disagree."""
+    be written (a read-only Claude Code log is written as Anthropic JSON). With `keep_format` the input format is
+    written whenever it can be, even for a given `provider` (``chainsum repair``: the provider's rules, the file's
+    own format). The one place the CLI and the service decide it, so that "valid for" and what is written never
+    disagree."""
     if provider is not None:
+        if keep_format and input_format in DUMPABLE:
+            return provider, input_format
         return provider, _PROVIDER_FORMATS.get(provider, "chainsum")
     target = FORMAT_PROVIDERS.get(input_format, "openai")
     return target, input_format if input_format in DUMPABLE else _PROVIDER_FORMATS[target]

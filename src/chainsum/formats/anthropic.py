@@ -41,12 +41,29 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, assert_never, cast
+from typing import Any, Final, assert_never
 
 from ..errors import FormatError
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, ResultPart, Text, ToolCall, ToolResult
 from ._anthropic_blocks import NAME, at, fail, read_blocks, read_content, type_name
 from ._base import Conversation, Dropped, drop, native, report_foreign, require_list
+from ._wire import (
+    AnthropicBase64Source,
+    AnthropicBlock,
+    AnthropicDocumentBlock,
+    AnthropicImageBlock,
+    AnthropicMessage,
+    AnthropicRedactedThinkingBlock,
+    AnthropicTextBlock,
+    AnthropicTextSource,
+    AnthropicThinkingBlock,
+    AnthropicToolResultBlock,
+    AnthropicToolUseBlock,
+    AnthropicURLSource,
+    is_list,
+    is_object,
+    with_fields,
+)
 
 __all__ = ["NAME", "dump", "load", "read_content", "sniff"]
 
@@ -83,9 +100,9 @@ def _split(parts: list[Part]) -> list[tuple[int, int]]:
 
 def _read_message(out: list[Message], raw: Any) -> None:
     """Append the canonical message(s) of one wire message to `out`."""
-    if not isinstance(raw, dict):
+    if not is_object(raw):
         raise fail(f"expected an object, got {type_name(raw)}")
-    msg = cast("dict[str, Any]", raw)
+    msg = raw
     role = msg.get("role")
     if role != "user" and role != "assistant":
         raise fail(f"expected role 'user' or 'assistant', got {role!r}", ".role")
@@ -131,8 +148,8 @@ def load(data: Any) -> Conversation:
     """Read a request object or a bare message list."""
     envelope: dict[str, Any] = {}
     out: list[Message] = []
-    if isinstance(data, dict):
-        doc = cast(dict[str, Any], data)
+    if is_object(data):
+        doc = data
         if "messages" not in doc:
             raise fail("missing required list", "messages")
         wire = require_list(doc["messages"], "messages", NAME)
@@ -143,8 +160,8 @@ def load(data: Any) -> Conversation:
             parts = read_content(system, "system")
             plain = len(parts) == 1 and isinstance(system, list) and isinstance(parts[0], Text) and not parts[0].extras
             out.append(Message(role="system", parts=tuple(parts), extras={NAME: {"blocks": True}} if plain else {}))
-    elif isinstance(data, list):
-        wire, prefix = cast(list[Any], data), ""
+    elif is_list(data):
+        wire, prefix = data, ""
     else:
         raise fail(f"expected a message list or a request object, got {type_name(data)}")
     i = 0
@@ -160,17 +177,17 @@ def load(data: Any) -> Conversation:
 def _sniff_messages(messages: list[Any]) -> int:
     distinctive = False
     for m in messages:
-        if not isinstance(m, dict):
+        if not is_object(m):
             return 0
-        msg = cast(dict[str, Any], m)
+        msg = m
         if msg.get("role") not in ("user", "assistant") or any(k in msg for k in _FOREIGN_KEYS):
             return 0
         if msg.get("type", "message") != "message":
             return 0
         content = msg.get("content")
-        if isinstance(content, list):
-            for b in cast(list[Any], content):
-                kind = cast(dict[str, Any], b).get("type") if isinstance(b, dict) else None
+        if is_list(content):
+            for b in content:
+                kind = b.get("type") if is_object(b) else None
                 if not isinstance(kind, str) or kind in _FOREIGN_TYPES:
                     return 0
                 if kind in _DISTINCTIVE or (kind == "image" and "source" in b):
@@ -184,16 +201,15 @@ def sniff(data: Any) -> int:
     """2 with Anthropic-only blocks or a top-level ``system`` beside ``messages``; 0 on anything another format
     has and Anthropic rejects (``tool_calls``, ``tool``/``system`` roles, Gemini ``parts``, Bedrock blocks
     without ``type``); else 1."""
-    if isinstance(data, list):
-        return _sniff_messages(cast(list[Any], data))
-    if not isinstance(data, dict):
+    if is_list(data):
+        return _sniff_messages(data)
+    if not is_object(data):
         return 0
-    doc = cast(dict[str, Any], data)
-    messages = doc.get("messages")
-    if not isinstance(messages, list):
+    messages = data.get("messages")
+    if not is_list(messages):
         return 0
-    score = _sniff_messages(cast(list[Any], messages))
-    return 2 if score and "system" in doc else score
+    score = _sniff_messages(messages)
+    return 2 if score and "system" in data else score
 
 
 # ---------------------------------------------------------------------------------------------- writing
@@ -208,22 +224,29 @@ class _Writer:
     def drop(self, index: int, what: str) -> None:
         drop(self.dropped, index, what)
 
-    def block(self, part: Part, i: int) -> dict[str, Any] | None:
+    def block(self, part: Part, i: int) -> AnthropicBlock | None:
         ns = native(part.extras, NAME)
         fields = _fields_of(ns)
         match part:
             case Text():
                 if part.reasoning is not None:
                     self.drop(i, "reasoning attached to a text part")
-                return {"type": "text", "text": part.text, **fields}
+                text: AnthropicTextBlock = {"type": "text", "text": part.text}
+                return with_fields(text, fields)
             case Reasoning():
                 return self._reasoning(part, ns, fields, i)
             case ToolCall():
                 if part.reasoning is not None:
                     self.drop(i, f"reasoning attached to tool call {part.id}")
-                return {"type": "tool_use", "id": part.id, "name": part.name, "input": self._input(part, i), **fields}
+                call: AnthropicToolUseBlock = {
+                    "type": "tool_use",
+                    "id": part.id,
+                    "name": part.name,
+                    "input": self._input(part, i),
+                }
+                return with_fields(call, fields)
             case ToolResult():
-                out: dict[str, Any] = {"type": "tool_result", "tool_use_id": part.call_id}
+                out: AnthropicToolResultBlock = {"type": "tool_result", "tool_use_id": part.call_id}
                 if isinstance(part.content, str):
                     if part.content or not ns.get("no_content"):
                         out["content"] = part.content
@@ -231,35 +254,38 @@ class _Writer:
                     out["content"] = [b for b in (self._result_item(p, i) for p in part.content) if b is not None]
                 if part.is_error or ns.get("is_error_false"):
                     out["is_error"] = part.is_error
-                return out | fields
+                return with_fields(out, fields)
             case Image():
                 return self._image(part, fields, i)
             case File():
                 return self._file(part, ns, fields, i)
             case Opaque():
-                data: Any = part.data
+                data = part.data
                 if part.format != NAME:
                     self.drop(i, f"{part.format} block with no Anthropic equivalent")
-                elif isinstance(data, dict) and isinstance(cast(dict[str, Any], data).get("type"), str):
-                    return cast(dict[str, Any], data)
+                elif is_object(data) and isinstance(data.get("type"), str):
+                    return data  # verbatim
                 else:
                     self.drop(i, "malformed anthropic block (not an object with a type)")
                 return None
             case _:  # pragma: no cover - exhaustiveness
                 assert_never(part)
 
-    def _reasoning(self, part: Reasoning, ns: dict[str, Any], fields: dict[str, Any], i: int) -> dict[str, Any] | None:
+    def _reasoning(
+        self, part: Reasoning, ns: dict[str, Any], fields: dict[str, Any], i: int
+    ) -> AnthropicThinkingBlock | AnthropicRedactedThinkingBlock | None:
         if ns.get("redacted") and part.data is not None:
-            return {"type": "redacted_thinking", "data": part.data, **fields}
+            redacted: AnthropicRedactedThinkingBlock = {"type": "redacted_thinking", "data": part.data}
+            return with_fields(redacted, fields)
         if part.signature is None and not ns.get("unsigned"):
             self.drop(i, "reasoning without an Anthropic signature (cannot be sent as thinking)")
             return None
         if part.data is not None:
             self.drop(i, "opaque reasoning data beside signed thinking")
-        out: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+        out: AnthropicThinkingBlock = {"type": "thinking", "thinking": part.text}
         if part.signature is not None:
             out["signature"] = part.signature
-        return out | fields
+        return with_fields(out, fields)
 
     def _input(self, part: ToolCall, i: int) -> dict[str, Any]:
         if not part.arguments.strip():
@@ -268,17 +294,18 @@ class _Writer:
             value: Any = json.loads(part.arguments)
         except ValueError:
             value = None
-        if isinstance(value, dict):
-            return cast(dict[str, Any], value)
+        if is_object(value):
+            return value
         self.drop(i, f"arguments of tool call {part.id} are not a JSON object (sent as {{}})")
         return {}
 
-    def _image(self, part: Image, fields: dict[str, Any], i: int) -> dict[str, Any] | None:
+    def _image(self, part: Image, fields: dict[str, Any], i: int) -> AnthropicImageBlock | None:
         data, media_type = part.data, part.media_type
+        source: AnthropicBase64Source | AnthropicURLSource
         if data is None and part.url is not None and part.url.startswith("data:") and ";base64," in part.url:
             head, _, encoded = part.url.partition(";base64,")
             media_type = media_type or head[5:] or None
-            source: dict[str, Any] = {"type": "base64", "media_type": media_type, "data": encoded}
+            source = {"type": "base64", "media_type": media_type, "data": encoded}
         elif data is not None:
             if media_type is None:
                 media_type = next((t for magic, t in _IMAGE_MAGIC if data.startswith(magic)), None)
@@ -293,10 +320,11 @@ class _Writer:
         else:
             self.drop(i, "image with neither data nor URL")
             return None
-        return {"type": "image", "source": source, **fields}
+        out: AnthropicImageBlock = {"type": "image", "source": source}
+        return with_fields(out, fields)
 
-    def _file(self, part: File, ns: dict[str, Any], fields: dict[str, Any], i: int) -> dict[str, Any] | None:
-        source: dict[str, Any] | None = None
+    def _file(self, part: File, ns: dict[str, Any], fields: dict[str, Any], i: int) -> AnthropicDocumentBlock | None:
+        source: AnthropicBase64Source | AnthropicURLSource | AnthropicTextSource | None = None
         if part.data is not None:
             if ns.get("text_source") or (not ns and (part.media_type or "").startswith("text/")):
                 try:
@@ -312,29 +340,30 @@ class _Writer:
         else:
             self.drop(i, "file with neither data nor URL")
             return None
-        out: dict[str, Any] = {"type": "document", "source": source}
+        out: AnthropicDocumentBlock = {"type": "document", "source": source}
         if part.name is not None:
             out["title"] = part.name
-        return out | fields
+        return with_fields(out, fields)
 
-    def _result_item(self, part: ResultPart, i: int) -> dict[str, Any] | None:
+    def _result_item(self, part: ResultPart, i: int) -> AnthropicBlock | None:
         if isinstance(part, Text) and native(part.extras, NAME).get("json_block"):
             try:
                 value = json.loads(part.text)
             except ValueError:
                 value = None
-            if isinstance(value, dict):
-                return cast(dict[str, Any], value)
-            return {"type": "text", "text": part.text}
+            if is_object(value):
+                return value  # the block, verbatim
+            text: AnthropicTextBlock = {"type": "text", "text": part.text}
+            return text
         return self.block(part, i)
 
-    def blocks(self, message: Message, i: int, *, in_turn: bool) -> list[dict[str, Any]]:
+    def blocks(self, message: Message, i: int, *, in_turn: bool) -> list[AnthropicBlock]:
         out = [b for b in (self.block(p, i) for p in message.parts) if b is not None]
-        if in_turn and message.role == "system" and out and out[0].get("type") == "text":
-            out[0] = {**out[0], "text": "[system] " + out[0]["text"]}
+        if in_turn and message.role == "system" and out:
+            out[0] = _system_tagged(out[0])
         return out
 
-    def content(self, group: Sequence[tuple[int, Message]], *, in_turn: bool = True) -> str | list[dict[str, Any]]:
+    def content(self, group: Sequence[tuple[int, Message]], *, in_turn: bool = True) -> str | list[AnthropicBlock]:
         """One wire message's content from the canonical message(s) that make it. `in_turn` is false for the
         leading system messages, which go to ``system`` as they are."""
         for i, m in group:
@@ -346,7 +375,7 @@ class _Writer:
                 only = m.parts[0]
                 if isinstance(only, Text) and only.reasoning is None and not only.extras:
                     return only.text  # one plain text: a string, as people write it
-        blocks: list[dict[str, Any]] = []
+        blocks: list[AnthropicBlock] = []
         for i, m in group:
             blocks += self.blocks(m, i, in_turn=in_turn)
         if all(native(m.extras, NAME).get("continues") for _, m in group[1:]):
@@ -355,9 +384,19 @@ class _Writer:
         return results + [b for b in blocks if b.get("type") != "tool_result"] if results else blocks
 
 
+def _system_tagged(block: AnthropicBlock) -> AnthropicBlock:
+    """A text block with ``[system] `` before its text (a system message inside the conversation, sent as user
+    text); any other block as it is."""
+    match block:
+        case {"type": "text"}:
+            return {**block, "text": "[system] " + block["text"]}
+        case _:
+            return block
+
+
 def _fields_of(ns: Mapping[str, Any]) -> dict[str, Any]:
     fields = ns.get("fields")
-    return cast(dict[str, Any], fields) if isinstance(fields, dict) else {}
+    return fields if is_object(fields) else {}
 
 
 def _message_fields(group: Sequence[tuple[int, Message]]) -> dict[str, Any]:
@@ -367,21 +406,21 @@ def _message_fields(group: Sequence[tuple[int, Message]]) -> dict[str, Any]:
     return fields
 
 
-def _document(envelope: Mapping[str, Any] | None, system: Any, wire: list[dict[str, Any]]) -> Any:
+def _document(envelope: Mapping[str, Any] | None, system: Any, wire: list[AnthropicMessage]) -> Any:
     """The request object in its original key order (a system prompt it did not have goes before the messages),
     or a bare list when there is neither envelope nor system prompt."""
     keys: Any = envelope.get("keys") if envelope else None
     fields: Any = envelope.get("fields") if envelope else None
-    if not isinstance(keys, list) or not isinstance(fields, dict):
+    if not is_list(keys) or not is_object(fields):
         return wire if system is None else {"system": system, "messages": wire}
     doc: dict[str, Any] = {}
-    for key in [*cast(list[Any], keys), "messages"]:
+    for key in [*keys, "messages"]:
         if key == "messages" and system is not None:
             doc.setdefault("system", system)
         if key == "messages" or (key == "system" and system is not None):
             doc[key] = wire if key == "messages" else system
         elif key in fields:
-            doc[key] = cast(dict[str, Any], fields)[key]
+            doc[key] = fields[key]
     return doc
 
 
@@ -397,19 +436,21 @@ def dump(
     while lead < len(messages) and messages[lead].role == "system":
         lead += 1
     system = writer.content([(i, messages[i]) for i in range(lead)], in_turn=False) if lead else None
-    wire: list[dict[str, Any]] = []
+    wire: list[AnthropicMessage] = []
     group: list[tuple[int, Message]] = []
 
     def flush() -> None:
         if group:
-            wire.append({"role": "user", "content": writer.content(group), **_message_fields(group)})
+            turn: AnthropicMessage = {"role": "user", "content": writer.content(group)}
+            wire.append(with_fields(turn, _message_fields(group)))
             group.clear()
 
     for i in range(lead, len(messages)):
         m = messages[i]
         if m.role == "assistant":
             flush()
-            wire.append({"role": "assistant", "content": writer.content([(i, m)]), **_message_fields([(i, m)])})
+            turn: AnthropicMessage = {"role": "assistant", "content": writer.content([(i, m)])}
+            wire.append(with_fields(turn, _message_fields([(i, m)])))
             continue
         if m.role == "system":
             writer.drop(i, "system message after the start (sent as a user text block prefixed [system])")

@@ -56,6 +56,20 @@ from ._openai_common import (
     want_str,
     wrong_type,
 )
+from ._wire import (
+    ChatContentPart,
+    ChatFileData,
+    ChatFilePart,
+    ChatFunction,
+    ChatImagePart,
+    ChatImageURL,
+    ChatMessage,
+    ChatRefusalPart,
+    ChatTextPart,
+    ChatToolCall,
+    is_list,
+    is_object,
+)
 
 __all__ = ["NAME", "dump", "load", "sniff"]
 
@@ -99,17 +113,16 @@ _PART_ONLY = ("fields", "type")
 
 def sniff(data: Any) -> int:
     """2 when an OpenAI-only feature appears, 1 for plain ``{role, content}`` messages, 0 on any contradiction."""
-    if isinstance(data, dict):
-        doc = cast(dict[str, Any], data)
-        if "system" in doc or "input" in doc or "contents" in doc:
+    if is_object(data):
+        if "system" in data or "input" in data or "contents" in data:
             return 0
-        items = doc.get("messages")
+        items = data.get("messages")
     else:
         items = data
-    if not isinstance(items, list):
+    if not is_list(items):
         return 0
     score = 1
-    for message in cast(list[Any], items):
+    for message in items:
         s = _sniff_message(message)
         if s == 0:
             return 0
@@ -118,9 +131,9 @@ def sniff(data: Any) -> int:
 
 
 def _sniff_message(message: Any) -> int:
-    if not isinstance(message, dict):
+    if not is_object(message):
         return 0
-    m = cast(dict[str, Any], message)
+    m = message
     role = m.get("role")
     if not isinstance(role, str) or role not in _CANONICAL_ROLE or "type" in m or "parts" in m:
         return 0
@@ -130,19 +143,20 @@ def _sniff_message(message: Any) -> int:
             return 0
         score = 2
     calls = m.get("tool_calls")
-    if isinstance(calls, list):
-        for call in cast("list[Any]", calls):
-            c = cast("dict[str, Any]", call)
-            kind = c.get("type", "function") if isinstance(call, dict) else None
-            if not isinstance(kind, str) or not isinstance(c.get(kind), dict):
+    if is_list(calls):
+        for call in calls:
+            if not is_object(call):
+                return 0
+            kind = call.get("type", "function")
+            if not isinstance(kind, str) or not isinstance(call.get(kind), dict):
                 return 0
             score = 2
     elif calls is not None:
         return 0
     content = m.get("content")
-    if isinstance(content, list):
-        for part in cast(list[Any], content):
-            kind = cast(dict[str, Any], part).get("type") if isinstance(part, dict) else None
+    if is_list(content):
+        for part in content:
+            kind = part.get("type") if is_object(part) else None
             if kind not in _PART_TYPES:
                 return 0
             if kind != "text":
@@ -200,10 +214,9 @@ def _load_message(raw: Any, prefix: str, i: int) -> Message:
     elif content is _ABSENT:
         parts = []
         hints["content"] = "absent"
-    elif isinstance(content, list):
+    elif is_list(content):
         where = f"{prefix}[{i}].content"
-        items: list[Any] = cast("list[Any]", content)
-        parts = [_load_part(p, where, j) for j, p in enumerate(items)]
+        parts = [_load_part(p, where, j) for j, p in enumerate(content)]
         if _default_shape(role, parts) != "list":
             hints["content"] = "list"
     else:
@@ -219,9 +232,9 @@ def _load_message(raw: Any, prefix: str, i: int) -> Message:
 
 
 def _load_part(raw: Any, where: str, j: int) -> Part:
-    if not isinstance(raw, dict):
-        want_mapping(raw, f"{where}[{j}]", NAME)
-    part = cast("dict[str, Any]", raw)
+    if not is_object(raw):
+        wrong_type(raw, "an object", f"{where}[{j}]", NAME)
+    part = raw
     kind = part.get("type")
     if kind == "text":
         text = part.get("text")
@@ -295,8 +308,8 @@ def _load_assistant_extras(m: dict[str, Any], where: str, parts: list[Part], hin
         else:
             parts.append(Text(text=refusal, extras={NAME: {"slot": "refusal"}}))
     calls = m.get("tool_calls", _ABSENT)
-    if isinstance(calls, list) and calls:
-        parts.extend([_load_tool_call(c, where, j) for j, c in enumerate(cast("list[Any]", calls))])
+    if is_list(calls) and calls:
+        parts.extend([_load_tool_call(c, where, j) for j, c in enumerate(calls)])
     elif calls is None or isinstance(calls, list):
         keep["tool_calls"] = calls
     elif calls is not _ABSENT:
@@ -320,10 +333,9 @@ def _load_tool_call(raw: Any, prefix: str, j: int) -> Part:
     if isinstance(raw, dict) and c.keys() <= _FUNCTION_CALL_KEYS and c.get("type") == "function":
         function = c.get("function")
         call_id = c.get("id")
-        fn = cast("dict[str, Any]", function)
-        if isinstance(function, dict) and isinstance(call_id, str) and fn.keys() <= _FUNCTION_KEYS:
-            name = fn.get("name")
-            arguments = fn.get("arguments")
+        if is_object(function) and isinstance(call_id, str) and function.keys() <= _FUNCTION_KEYS:
+            name = function.get("name")
+            arguments = function.get("arguments")
             if isinstance(name, str) and isinstance(arguments, str):
                 return ToolCall(id=call_id, name=name, arguments=arguments)  # the common case, no extras
     where = f"{prefix}.tool_calls[{j}]"
@@ -371,10 +383,9 @@ def _load_tool_message(
     raw = m.get("content")
     if isinstance(raw, str):
         content = raw
-    elif isinstance(raw, list):
-        items: list[Any] = cast("list[Any]", raw)
+    elif is_list(raw):
         where = f"{prefix}[{i}].content"
-        content = tuple([_load_result_part(p, where, j) for j, p in enumerate(items)])
+        content = tuple([_load_result_part(p, where, j) for j, p in enumerate(raw)])
     elif raw is None:
         content = ""
         hints["content"] = "null" if "content" in m else "absent"
@@ -391,7 +402,7 @@ def _load_result_part(raw: Any, where: str, j: int) -> ResultPart:
     part = _load_part(raw, where, j)
     if isinstance(part, Text | Image | File):
         return part
-    kind = cast("dict[str, Any]", raw).get("type")
+    kind = raw.get("type") if is_object(raw) else None  # an object: `_load_part` read it
     fail(f"a tool message cannot hold a {kind!r} part (only text, image_url and file)", f"{where}[{j}].type", NAME)
 
 
@@ -411,14 +422,14 @@ def dump(
     dropped: list[Dropped] | None = None,
 ) -> Any:
     """Write Chat Completions messages; with this format's envelope, the original request object around them."""
-    out: list[dict[str, Any]] = []
+    out: list[ChatMessage] = []
     for i, message in enumerate(messages):
         _dump_message(message, i, out, dropped)
     report_foreign(messages, NAME, dropped)
     return document(envelope, "messages", out)
 
 
-def _dump_message(m: Message, i: int, out: list[dict[str, Any]], dropped: list[Dropped] | None) -> None:
+def _dump_message(m: Message, i: int, out: list[ChatMessage], dropped: list[Dropped] | None) -> None:
     """One canonical message becomes one wire message, or several: each `ToolResult` is its own tool message
     (Anthropic and Gemini put parallel results in one turn), written first as the API requires."""
     hints = native(m.extras, NAME)
@@ -448,12 +459,12 @@ def _dump_plain(
     i: int,
     dropped: list[Dropped] | None,
     parts: Sequence[Part] | None = None,
-) -> dict[str, Any]:
+) -> ChatMessage:
     assistant = role == "assistant"
     content: list[Part] = []
     refusal: str | None = None
-    calls: list[Any] = []
-    function_call: dict[str, Any] | None = None
+    calls: list[ChatToolCall | dict[str, Any]] = []
+    function_call: ChatFunction | None = None
     for p in m.parts if parts is None else parts:
         ph = native(p.extras, NAME)
         match p:
@@ -487,7 +498,8 @@ def _dump_plain(
                 content.append(p)
             case ToolResult():  # pragma: no cover - split off by the caller
                 raise AssertionError("tool results are written as tool messages")
-    out: dict[str, Any] = {"role": hints.get("role") if role == "system" and hints.get("role") else role}
+    wire_role = hints.get("role") if role == "system" else None  # ``developer``
+    out: ChatMessage = {"role": wire_role or role}
     _put_content(out, role, content, hints.get("content"), i, dropped)
     if m.name is not None:
         out["name"] = m.name
@@ -501,7 +513,7 @@ def _dump_plain(
 
 
 def _put_content(
-    out: dict[str, Any], role: str, content: list[Part], shape: object, i: int, dropped: list[Dropped] | None
+    out: ChatMessage, role: str, content: list[Part], shape: object, i: int, dropped: list[Dropped] | None
 ) -> None:
     default = _default_shape(role, content)
     if shape in ("null", "absent") and content:
@@ -522,20 +534,24 @@ def _put_content(
             out["content"] = [w for w in wire if w is not None]
 
 
-def _dump_tool_call(p: ToolCall, ph: Mapping[str, Any]) -> dict[str, Any]:
+def _dump_tool_call(p: ToolCall, ph: Mapping[str, Any]) -> ChatToolCall:
+    out: ChatToolCall
     if is_custom(p.extras):
-        return apply_layout({"id": p.id, "type": "custom", "custom": {"name": p.name, "input": p.arguments}}, ph)
-    out = {"id": p.id, "type": "function", "function": {"name": p.name, "arguments": p.arguments}}
+        out = {"id": p.id, "type": "custom", "custom": {"name": p.name, "input": p.arguments}}
+    else:
+        out = {"id": p.id, "type": "function", "function": {"name": p.name, "arguments": p.arguments}}
     return apply_layout(out, ph)
 
 
-def _dump_part(p: Part, i: int, dropped: list[Dropped] | None) -> dict[str, Any] | None:
+def _dump_part(p: Part, i: int, dropped: list[Dropped] | None) -> ChatContentPart | None:
     ph = native(p.extras, NAME)
     match p:
         case Text():
             if ph.get("type") == "refusal":
-                return apply_layout({"type": "refusal", "refusal": p.text}, ph)
-            return apply_layout({"type": "text", "text": p.text}, ph)
+                refusal: ChatRefusalPart = {"type": "refusal", "refusal": p.text}
+                return apply_layout(refusal, ph)
+            text: ChatTextPart = {"type": "text", "text": p.text}
+            return apply_layout(text, ph)
         case Image():
             if p.data is not None:
                 url = data_url(p.data, p.media_type or guess_media_type(p.data, "image/png"))
@@ -544,10 +560,11 @@ def _dump_part(p: Part, i: int, dropped: list[Dropped] | None) -> dict[str, Any]
             else:
                 drop(dropped, i, "image with neither URL nor data (an uploaded file id is not an image URL)")
                 return None
-            image: str | dict[str, Any] = url if ph.get("image_url") == "string" else {"url": url}
-            return apply_layout({"type": "image_url", "image_url": image}, ph)
+            image: ChatImageURL | str = url if ph.get("image_url") == "string" else {"url": url}
+            image_part: ChatImagePart = {"type": "image_url", "image_url": image}
+            return apply_layout(image_part, ph)
         case File():
-            inner: dict[str, Any] = {}
+            inner: ChatFileData = {}
             if p.data is not None:
                 inner["file_data"] = data_url(p.data, p.media_type or guess_media_type(p.data))
             elif not ph:
@@ -556,17 +573,16 @@ def _dump_part(p: Part, i: int, dropped: list[Dropped] | None) -> dict[str, Any]
                 return None
             if p.name is not None:
                 inner["filename"] = p.name
-            return apply_layout({"type": "file", "file": inner}, ph)
+            file_part: ChatFilePart = {"type": "file", "file": inner}
+            return apply_layout(file_part, ph)
         case Opaque():
-            return cast(dict[str, Any], p.data)
+            return p.data  # carried verbatim
         case Reasoning() | ToolCall() | ToolResult():  # pragma: no cover - never placed in content
             raise AssertionError(f"{p.kind} is not a content part")
 
 
-def _dump_tool_message(
-    r: ToolResult, hints: Mapping[str, Any], i: int, dropped: list[Dropped] | None
-) -> dict[str, Any]:
-    out: dict[str, Any]
+def _dump_tool_message(r: ToolResult, hints: Mapping[str, Any], i: int, dropped: list[Dropped] | None) -> ChatMessage:
+    out: ChatMessage
     if hints.get("role") == "function":
         out = {"role": "function"}
     else:

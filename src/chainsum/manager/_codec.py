@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from ..errors import FormatError
-from ..formats import dump, load
+from ..formats import detect_format, dump, load
 from ..messages import Message
 from ._recall import is_recall_message
 
@@ -59,13 +59,33 @@ def _is_turn_start(fmt: str) -> Callable[[object], bool]:
     return responses
 
 
+def _detect(items: Sequence[object], prefer: str | None) -> str:
+    """The live format of wire `items` (a list of message dicts): detected like any document; when the detected
+    format is OpenAI chat but `prefer` reads the items too (plain text messages), `prefer`; OpenAI chat when none
+    is certain (reading the items then names their first problem)."""
+    try:
+        name = detect_format(list(items))
+    except FormatError:
+        return prefer if prefer in LIVE_FORMATS else "openai"
+    if name == "openai" and prefer in LIVE_FORMATS and prefer != "openai":
+        try:
+            load(list(items), format=prefer)
+        except FormatError:
+            return name
+        return cast(str, prefer)
+    return name if name in LIVE_FORMATS else "openai"
+
+
 class Codec:
     """Conversion state for one caller: the items last seen and their canonical messages."""
 
-    def __init__(self, format: str | None) -> None:
+    def __init__(self, format: str | None, prefer: str | None = None) -> None:
         if format is not None and format != "messages" and format not in LIVE_FORMATS:
             raise FormatError(f"unknown live format {format!r}; formats: {', '.join(LIVE_FORMATS)}")
         self.format: str | None = format
+        self.prefer = prefer
+        """The format to read items in when detection finds several that read them the same (plain text messages
+        are both OpenAI chat and Anthropic): the provider's own, so that its tool blocks later are understood."""
         """The wire format, "messages" for `Message` objects; None until the first non-empty input decides."""
         self.items: list[object] = []
         self.messages: list[Message] = []
@@ -74,11 +94,13 @@ class Codec:
         """Items that held only a recall block (dropped from `messages`)."""
         self._restart = (0, 0)
         """(item index, message index) of the last turn start: items from it on convert alone."""
+        self.fresh_from = 0
+        """Items from this index on were converted by the latest `read` (those before it were known already)."""
 
     # reading ------------------------------------------------------------------------------------------------------
     def _kind(self, items: Sequence[object]) -> str:
         if self.format is None:
-            self.format = "messages" if isinstance(items[0], Message) else "openai"
+            self.format = "messages" if isinstance(items[0], Message) else _detect(items, self.prefer)
         return self.format
 
     def _convert(self, items: Sequence[object], offset: int) -> tuple[list[Message], list[int]]:
@@ -104,7 +126,8 @@ class Codec:
                 continue
             segment = list(items[segment_start:i])
             try:
-                converted = load(segment, format=kind).messages
+                document: object = {"format": "chainsum", "messages": segment} if kind == "chainsum" else segment
+                converted = load(document, format=kind).messages
             except FormatError as exc:
                 where = f"message {offset + segment_start}" + (f", {exc.where}" if exc.where else "")
                 raise FormatError(exc.detail, where=where, format=kind) from None
@@ -120,6 +143,7 @@ class Codec:
         """Make `items` the current input; returns how many leading items were already converted (0 when the input
         does not extend the previous one, which is then dropped)."""
         n_old = len(self.items)
+        self.fresh_from = len(items)
         if items and self.items and n_old <= len(items) and self._kind(items) == self.format:
             prefix = items[:n_old] if isinstance(items, list) else list(items[:n_old])
             if prefix == self.items:
@@ -138,6 +162,7 @@ class Codec:
             item_at, message_at = n_old, len(self.messages)
         self.recall_items = [i for i in self.recall_items if i < item_at]
         converted, src = self._convert(items[item_at:], item_at)
+        self.fresh_from = item_at
         del self.messages[message_at:]
         del self.src[message_at:]
         self.messages.extend(converted)

@@ -39,6 +39,7 @@ from .._sync import run_sync
 from ..chain import SummaryRole, message_depth
 from ..errors import ChainsumError, SummarizerError
 from ..executor import CompactResult, check_budget, compact
+from ..formats import output_target
 from ..messages import Message
 from ..store import Archive, MemoryArchive, SummaryRecord
 from ..strategies import AutoStrategy, Strategy, StrategyOptions, TailGuard, strategy_named
@@ -156,7 +157,7 @@ class ContextManager:
             self.events.subscribe(on_event)
         self._sleep = sleep
         self._state: SessionState | None = None
-        self._codec = Codec(format)
+        self._codec = Codec(format, prefer=output_target("openai", provider)[1])
         self._prints = Fingerprints()
         self._view = View()
         self._view_version = -1
@@ -459,14 +460,17 @@ class ContextManager:
         was sent. (The mapped part itself is not summarized again, and is checked by value on every call.)"""
         items = frame.items
         start = self._codec.aligned(self._view.n_in)
-        if start is None or start >= len(items):
+        end = min(self._codec.fresh_from, len(items))  # what this call converted is what was sent
+        if start is None or start >= end:
             return
-        fresh = Codec(self._codec.format)
-        fresh.read(items[start:])
-        first = self._codec.src.index(start) if start in self._codec.src else len(self._codec.messages)
-        if fresh.messages != self._codec.messages[first:]:
+        fresh = Codec(self._codec.format, self._codec.prefer)
+        fresh.read(items[start:end])
+        src = self._codec.src
+        first = src.index(start) if start in src else len(self._codec.messages)
+        last = next((k for k in range(first, len(src)) if src[k] >= end), len(src))
+        if fresh.messages != self._codec.messages[first:last]:
             logger.info("session=<%s> | items changed in place since the last call; reading them again", self.session)
-            self._codec = Codec(self._codec.format)
+            self._codec = Codec(self._codec.format, self._codec.prefer)
             self._prints = Fingerprints()
             self._view_version = -1
             self._read(items)

@@ -146,8 +146,11 @@ class SummarizerChain:
     failures: list[SummarizerError] = field(default_factory=list[SummarizerError])
     structured: list[StructuredSummary] = field(default_factory=list["StructuredSummary"])
     calls: int = 0
+    hung: set[int] = field(default_factory=set[int])
+    """Summarizers (by index) that let a call run into the timeout during this pass: not called again in it, so
+    one `prepare` waits for a hanging summarizer once, not once per summary its plan needs."""
 
-    async def _one(self, summarizer: AnySummarizer, transcript: str) -> str:
+    async def _one(self, index: int, summarizer: AnySummarizer, transcript: str) -> str:
         async def adapted(text: str) -> str:
             if _is_async(summarizer):
                 result: object = summarizer(text)
@@ -164,6 +167,7 @@ class SummarizerChain:
         try:
             text = await asyncio.wait_for(call_summarizer(adapted, transcript), self.timeout_s)
         except TimeoutError:
+            self.hung.add(index)
             raise SummarizerError(f"no answer within {self.timeout_s:g} s", kind="transport") from None
         if self.counter.count_text(text) >= max(1, self.counter.count_text(transcript) - _INSTRUCTION_TOKENS):
             raise SummarizerError(
@@ -184,14 +188,19 @@ class SummarizerChain:
         text = _trim_oldest(self.header + transcript, self.cap, self.counter.count_text)
         last: SummarizerError | None = None
         for index, summarizer in enumerate(self.summarizers):
+            if index in self.hung:
+                last = SummarizerError(
+                    f"summarizer {index} hung earlier in this pass; not called again", kind="transport"
+                )
+                continue
             for attempt in range(self.retries + 1):
                 self.calls += 1
                 try:
-                    return await self._one(summarizer, text)
+                    return await self._one(index, summarizer, text)
                 except SummarizerError as exc:
                     last = exc
                     self.failures.append(exc)
-                    retry = exc.retryable and attempt < self.retries
+                    retry = exc.retryable and attempt < self.retries and index not in self.hung
                     delay = BASE_DELAY_S * 2**attempt if exc.retry_after is None else exc.retry_after
                     if retry and delay > MAX_RETRY_AFTER_S:
                         retry = False

@@ -28,7 +28,12 @@ class Problem:
 
 @dataclass(frozen=True, slots=True)
 class RepairAction:
-    """One change a repair pass made."""
+    """One change a provider repair pass made (`chainsum.rules.repair`), listed in `Repaired.actions`.
+
+    Keyed by the pass that made it, not by a rule. Not the same thing as `chainsum.chain.ChainRepair`: that is the
+    chain's record of a structural fix (a numbered rule of ``specs/chain-ast.md``) made while building the tree,
+    with an index in the builder's input. The two stay apart because they fix different rule sets at different
+    layers, and `chainsum.executor.CompactResult` reports both (``repairs``, ``provider_repairs``)."""
 
     pass_name: str
     """The pass that made it (``add-missing-results``, ...), in the order `repair` runs them."""
@@ -43,7 +48,8 @@ class RepairAction:
 
 @dataclass(frozen=True, slots=True)
 class Repaired:
-    """The repaired history and every change made to reach it."""
+    """What `chainsum.rules.repair` returns: the history repaired for one provider and every `RepairAction` made to
+    reach it."""
 
     messages: tuple[Message, ...]
     """The history, valid for the provider. When nothing needed repair this is the input itself (when the

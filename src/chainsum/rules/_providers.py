@@ -47,7 +47,8 @@ RULES: Mapping[str, str] = {
     "alternation": "two assistant turns in a row where the provider requires user and assistant to alternate",
     "tool-results-mixed": "a user turn holding tool results together with other content",
 }
-"""Every rule id `validate` can report, with what it means."""
+"""Every provider rule id `validate` can report, with what it means (the chain's structural rules, by number, are
+`chainsum.chain.CHAIN_RULES`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

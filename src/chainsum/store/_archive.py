@@ -226,7 +226,7 @@ class MemoryArchive:
             entries = [e for e in self._entries.get(session, ()) if e.message_id in wanted]
         out: dict[str, Message] = {}
         for e in entries:
-            if message_sha256(e.message) != e.sha256:
+            if message_sha256(e.message, verify=True) != e.sha256:
                 raise ValueError(f"archived message {e.message_id!r} does not match its sha256")
             out[e.message_id] = e.message
         return out
@@ -253,7 +253,7 @@ class MemoryArchive:
         out: list[Message] = []
         for mid, sha in zip(record.original_message_ids, record.original_sha256, strict=True):
             entry = by_id[mid]
-            if message_sha256(entry.message) != sha:
+            if message_sha256(entry.message, verify=True) != sha:
                 raise ValueError(f"archived message {mid!r} does not match its sha256")
             out.append(entry.message)
         return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,8 +131,31 @@ def canonical_json(message: Message) -> str:
     return json.dumps(message_to_dict(message), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def message_sha256(message: Message) -> str:
-    return hashlib.sha256(canonical_json(message).encode("utf-8")).hexdigest()
+_MEMO_SIZE = 1 << 15
+_memo: dict[int, tuple[Message, str]] = {}
+_memo_lock = threading.Lock()
+
+
+def message_sha256(message: Message, *, verify: bool = False) -> str:
+    """The SHA-256 of `message`'s canonical JSON (hex).
+
+    One compaction hashes each removed message several times (to tell removed from kept, to archive it, to
+    fingerprint the history), so digests are remembered per message object (the most recent `_MEMO_SIZE`; a
+    `Message` is an immutable value). `verify=True` always hashes anew: what checks the archive's integrity must
+    not trust a remembered digest."""
+    if verify:
+        return hashlib.sha256(canonical_json(message).encode("utf-8")).hexdigest()
+    key = id(message)
+    hit = _memo.get(key)
+    if hit is not None and hit[0] is message:
+        return hit[1]
+    digest = hashlib.sha256(canonical_json(message).encode("utf-8")).hexdigest()
+    with _memo_lock:
+        if len(_memo) >= _MEMO_SIZE:
+            for old in list(_memo)[: _MEMO_SIZE // 4]:  # the oldest quarter
+                del _memo[old]
+        _memo[key] = (message, digest)
+    return digest
 
 
 def sha256_all(messages: Sequence[Message]) -> tuple[str, ...]:

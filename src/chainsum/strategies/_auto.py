@@ -33,7 +33,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..chain import record_blocks, safe_cuts
 from ..messages import Message
@@ -158,9 +158,14 @@ class AutoStrategy:
         highest = min(lay.end, tail_from) if tail_from > lay.start else lay.end
         if highest <= lay.start:
             return None
+        # The blocks' share of the budget; it stretches (up to half the budget) to make room for one more block
+        # beside those already there, so earlier summaries are folded into a summary of summaries only when one
+        # level cannot fit: folding loses most of what they held.
+        existing_blocks = sizes[lay.record] if lay.record is not None else 0
         block_budget = min(
             max(
-                int(budget * self.summary_share), self.min_block_tokens + RECORD_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS
+                int(budget * self.summary_share),
+                existing_blocks + self.min_block_tokens + RECORD_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS,
             ),
             budget // 2,
         )
@@ -205,7 +210,15 @@ class AutoStrategy:
             span_tokens=sum(span_sizes[lay.start : cut]),
             expected_ratio=self.expected_ratio,
         )
-        kept = steps[-1].keep if isinstance(steps[-1], Summarize) else ()
+        last = steps[-1]
+        kept = last.keep if isinstance(last, Summarize) else ()
+        if isinstance(last, Summarize) and last.start == lay.start and len(steps) == 1:
+            # The cut keeps the most it can verbatim; what the budget has left beyond that goes to the summary
+            # (up to half the budget), so the result lands near the budget rather than a block's minimum below it.
+            record = existing + BLOCK_OVERHEAD_TOKENS
+            left = budget - fixed - sum(after[cut : lay.end]) - record - sum(after[k] for k in kept)
+            target = max(target, min(left, budget // 2 - record))
+            steps = [replace(last, target_tokens=target)]
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
         block = min(target, span_tokens * 3 // 10) + BLOCK_OVERHEAD_TOKENS
         block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0

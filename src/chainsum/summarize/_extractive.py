@@ -52,7 +52,12 @@ _SHARES: dict[Section, float] = {
 }
 
 _COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
-_OWN_LINE = re.compile(r"^(?:\(\d{1,12} more left out\)|State snapshot \(extractive\) of \d{1,12} message\(s\)\.)$")
+_OWN_LINE = re.compile(
+    r"^(?:\(\d{1,12} more (?:items )?left out(?: for length)?\)"
+    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\.)$"
+)
+"""The lines a summary of ours writes about itself (its header, what it left out): never content."""
+_HEADER_COUNT = re.compile(r"^State snapshot \(extractive\) of (\d{1,12}) message\(s\)\.$", re.MULTILINE)
 _WINDOW = 4096
 _HEAD = 2048
 _WS = re.compile(r"\s+")
@@ -187,6 +192,18 @@ class _Collector:
         return Extraction(messages=messages, sections=sections, scanned=self.scanned)
 
 
+def _shortened(text: str, room: int) -> str:
+    """`text` cut to about `room` characters, keeping in brackets the identifiers of the part cut off (an order id
+    at the end of a long request is what the user will ask about again) when there is room for them."""
+    rest = key_identifiers(text[room // 2 :], max(0, room // 3))
+    found = [i for i in rest if i not in text[: room // 2]]
+    suffix = f" [{', '.join(found)}]" if found else ""
+    head = room - len(suffix) - 3
+    if head < 20:
+        suffix, head = "", room - 3
+    return text[:head].rstrip() + "..." + suffix
+
+
 def key_identifiers(text: str, max_chars: int, *, max_item_chars: int = 80) -> list[str]:
     """The identifiers of `text` worth keeping when the text itself goes (a masked tool result), within
     `max_chars` in all (joined by ", ").
@@ -248,8 +265,8 @@ def _assistant_lines(out: _Collector, lines: Sequence[str], where: int) -> None:
         if line.startswith("[tool call: "):
             out.add("actions", line[len("[tool call: ") :].replace("] ", " ", 1), at)
             continue
-        if line.startswith("[") and line.endswith("]"):
-            continue  # a placeholder: its identifiers are taken already
+        if (line.startswith("[") and line.endswith("]")) or line.startswith(("{", '"')):
+            continue  # a placeholder, or tool call arguments an excerpt cut from their call: identifiers only
         text = line[len("[reasoning] ") :] if line.startswith("[reasoning] ") else line
         for sentence in _sentences(text):
             last_sentence, last_at = sentence, at
@@ -407,7 +424,12 @@ class ExtractiveSummarizer:
             elif block.role == "summary":
                 _summary_lines(out, lines, where)
             where += len(lines)
-        result = out.result(len(parsed.blocks))
+        # A partial summary being consolidated stands for the messages its header counts, not for one.
+        stood_for = sum(
+            int(m.group(1)) if b.role == "summary" and (m := _HEADER_COUNT.search(b.body, 0, 200)) else 1
+            for b in parsed.blocks
+        )
+        result = out.result(stood_for)
         # Earlier summaries being consolidated do not count: a consolidation is not asked to shrink by `ratio`.
         return replace(result, content_chars=sum(len(b.body) for b in parsed.blocks if b.role != "summary"))
 
@@ -470,7 +492,7 @@ class ExtractiveSummarizer:
                     room = allowance[name] - used - 8
                     if keep or name == "identifiers" or room < 40:
                         continue
-                    item = replace(item, text=item.text[:room].rstrip() + "...")  # the section's best, shortened
+                    item = replace(item, text=_shortened(item.text, room))  # the section's best, shortened
                     cost = _cost(item)
                 if name == "identifiers" and any(item.text in other.text for other in keep):
                     continue  # "file.py" adds nothing next to "src/file.py"

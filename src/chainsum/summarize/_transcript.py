@@ -300,9 +300,22 @@ def clip_body(body: str, limit: int) -> str:
     middle was left out (the summarizer then knows it reads an excerpt)."""
     if len(body) <= limit:
         return body
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{body[:head]}\n[... {len(body) - limit} characters left out ...]\n{body[len(body) - tail :]}"
+    head = body[: limit * 2 // 3]
+    tail = body[len(body) - (limit - len(head)) :]
+    # End and start at a line break (or a space) when one is near, so the excerpt holds whole lines, not a tool
+    # call's tail with its opening cut off.
+    for sep in ("\n", " "):
+        cut = head.rfind(sep)
+        if cut >= len(head) // 2:
+            head = head[:cut]
+            break
+    for sep in ("\n", " "):
+        cut = tail.find(sep)
+        if 0 <= cut < len(tail) // 2:
+            tail = tail[cut + 1 :]
+            break
+    left_out = len(body) - len(head) - len(tail)
+    return f"{head}\n[... {left_out} characters left out ...]\n{tail}"
 
 
 def body_limit(lengths: Sequence[int], total: int, floor: int = 200) -> int | None:

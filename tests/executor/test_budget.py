@@ -1,0 +1,109 @@
+"""A budget means what it says: `compact` with the default strategy lands just under it, a larger budget never
+keeps fewer tokens, and a dry run with the deterministic default summarizer predicts the run exactly."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chainsum.executor import CompactResult, compact_sync
+from chainsum.formats import load
+from chainsum.messages import Message
+from chainsum.strategies import AutoStrategy
+from chainsum.summarize import ExtractiveSummarizer
+from chainsum.testing import CorpusDocument, iter_documents
+from chainsum.tokens import HeuristicCounter
+from generators import well_formed_histories
+from sampling import every_per_corpus, examples
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-session.json"
+SHARES = (0.25, 0.35, 0.5, 0.65, 0.8)
+
+
+def run(messages: list[Message] | tuple[Message, ...], budget: int, *, dry_run: bool = False) -> CompactResult:
+    return compact_sync(
+        messages,
+        AutoStrategy(),
+        summarizer=ExtractiveSummarizer(),
+        counter=HeuristicCounter(),
+        budget=budget,
+        dry_run=dry_run,
+    )
+
+
+def sweep(messages: list[Message] | tuple[Message, ...]) -> list[tuple[int, int, bool]]:
+    """(budget, tokens after, fits) for each share of the history's tokens."""
+    total = HeuristicCounter().count_messages(messages)
+    out: list[tuple[int, int, bool]] = []
+    for share in SHARES:
+        budget = max(1, int(total * share))
+        result = compact_sync(
+            messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=HeuristicCounter(), budget=budget
+        )
+        assert result.valid
+        out.append((budget, result.tokens_after, result.fits))
+    return out
+
+
+def assert_monotone(points: list[tuple[int, int, bool]]) -> None:
+    """Between two budgets that are both reached, the larger keeps at least as many tokens."""
+    reached = [(b, t) for b, t, fits in points if fits]
+    for (b1, t1), (b2, t2) in itertools.pairwise(reached):
+        assert t2 >= t1, f"budget {b1} kept {t1} tokens, the larger budget {b2} only {t2}"
+
+
+def test_the_readme_example_lands_just_under_every_budget_and_keeps_its_identifiers() -> None:
+    messages = load(EXAMPLE.read_text()).messages
+    for budget in (500, 600, 700, 800, 900, 1200, 1600):
+        result = compact_sync(
+            messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=HeuristicCounter(), budget=budget
+        )
+        assert result.fits and result.valid
+        assert result.tokens_after >= 0.85 * budget, (budget, result.tokens_after)
+    at_readme = run(messages, 800)
+    text = json.dumps([m.text for m in at_readme.messages])
+    for identifier in ("ORD-7731", "0042", "KeyError"):  # the order, the migration, the error
+        assert identifier in text, identifier
+
+
+def test_a_larger_budget_never_keeps_fewer_tokens_on_the_example() -> None:
+    assert_monotone(sweep(load(EXAMPLE.read_text()).messages))
+
+
+@pytest.mark.parametrize(
+    "doc", every_per_corpus(list(iter_documents(include_subagents=False)), 25), ids=lambda d: d.label
+)
+def test_a_larger_budget_never_keeps_fewer_tokens_on_the_corpora(doc: CorpusDocument) -> None:
+    messages = load(doc.data, doc.format).messages
+    assert_monotone(sweep(messages))
+
+
+@settings(max_examples=examples(25))
+@given(well_formed_histories(), st.floats(0.2, 0.9))
+def test_a_larger_budget_never_keeps_fewer_tokens_on_generated_histories(messages: list[Message], share: float) -> None:
+    total = HeuristicCounter().count_messages(messages)
+    low, high = max(1, int(total * share * 0.8)), max(1, int(total * share))
+    a = compact_sync(
+        messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=HeuristicCounter(), budget=low
+    )
+    b = compact_sync(
+        messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=HeuristicCounter(), budget=high
+    )
+    if a.fits and b.fits:
+        assert b.tokens_after >= a.tokens_after
+
+
+@pytest.mark.parametrize("budget", [300, 500, 800, 1200])
+def test_dry_run_with_the_default_summarizer_is_the_run(budget: int) -> None:
+    messages = load(EXAMPLE.read_text()).messages
+    real = run(messages, budget)
+    dry = run(messages, budget, dry_run=True)
+    assert dry.messages == tuple(messages)
+    assert [p.steps for p in dry.plans] == [p.steps for p in real.plans]
+    for field in ("summarizer_calls", "tokens_after", "messages_after", "messages_summarized", "rounds"):
+        assert getattr(dry, field) == getattr(real, field), field
