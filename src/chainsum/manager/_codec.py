@@ -59,17 +59,22 @@ def _is_turn_start(fmt: str) -> Callable[[object], bool]:
     return responses
 
 
+_DETECT_ITEMS = 64
+"""Items read to detect a live format."""
+
+
 def _detect(items: Sequence[object], prefer: str | None) -> str:
     """The live format of wire `items` (a list of message dicts): detected like any document; when the detected
     format is OpenAI chat but `prefer` reads the items too (plain text messages), `prefer`; OpenAI chat when none
     is certain (reading the items then names their first problem)."""
+    sample = list(items[:_DETECT_ITEMS])  # a format shows in its first items; loading thousands thrice would not do
     try:
-        name = detect_format(list(items))
+        name = detect_format(sample)
     except FormatError:
         return prefer if prefer in LIVE_FORMATS else "openai"
     if name == "openai" and prefer in LIVE_FORMATS and prefer != "openai":
         try:
-            load(list(items), format=prefer)
+            load(sample, format=prefer)
         except FormatError:
             return name
         return cast(str, prefer)
@@ -140,26 +145,35 @@ class Codec:
         return out, src
 
     def read(self, items: Sequence[object]) -> int:
-        """Make `items` the current input; returns how many leading items were already converted (0 when the input
-        does not extend the previous one, which is then dropped)."""
+        """Make `items` the current input; returns how many leading canonical messages are as they were (0 when the
+        input does not extend the previous one, which is then dropped).
+
+        For the restarting formats the last turn is converted again on every call, even when no item was added, and
+        for the others the last item: an item edited in place (the very object the previous call saw) compares
+        equal to itself, and a stale copy of the question being retried must never be sent or counted."""
         n_old = len(self.items)
         self.fresh_from = len(items)
         if items and self.items and n_old <= len(items) and self._kind(items) == self.format:
             prefix = items[:n_old] if isinstance(items, list) else list(items[:n_old])
             if prefix == self.items:
-                if len(items) > n_old:
-                    self._extend(items, n_old)
-                return n_old
+                if len(items) > n_old or self.format not in _LOCAL | {"messages"}:
+                    return self._extend(items, n_old)
+                if self.format != "messages":  # the last item again: a retried question is often edited in place
+                    return self._extend(items, n_old - 1)
+                return len(self.messages)
         self.items, self.messages, self.src, self._restart = [], [], [], (0, 0)
         self.recall_items = []
         if items:
             self._extend(items, 0)
         return 0
 
-    def _extend(self, items: Sequence[object], n_old: int) -> None:
+    def _extend(self, items: Sequence[object], n_old: int) -> int:
+        """Convert `items` from the last turn start (or from `n_old`, where items convert alone); returns how many
+        leading messages were kept as they were."""
         item_at, message_at = self._restart
         if self._kind(items) in _LOCAL or self.format == "messages":
-            item_at, message_at = n_old, len(self.messages)
+            item_at = n_old
+            message_at = next((k for k in range(len(self.src) - 1, -1, -1) if self.src[k] < n_old), -1) + 1
         self.recall_items = [i for i in self.recall_items if i < item_at]
         converted, src = self._convert(items[item_at:], item_at)
         self.fresh_from = item_at
@@ -175,6 +189,7 @@ class Codec:
                     at = next((k for k in range(message_at, len(self.src)) if self.src[k] == i), len(self.messages))
                     self._restart = (i, at)
                     break
+        return message_at
 
     # writing ------------------------------------------------------------------------------------------------------
     def write(self, messages: Sequence[Message]) -> list[Any]:

@@ -178,7 +178,9 @@ class ManagerConfig:
     path) follows."""
     summary_role: str = "user"
     """Role of the message summaries go into: ``user`` (a framed record with no authority, the default) or
-    ``system`` (the events spec's placement: text that came from tools and users then reads as system text)."""
+    ``system`` (the events spec's placement: text that came from tools and users then reads as system text). The
+    Anthropic, Gemini and Bedrock formats keep system text in a request field of their own, which the manager never
+    rewrites, so with them the record is always a user-role message."""
     recall_token_ratio: float = 0.1
     """Share of the window for originals recalled from the archive before each request (0: no recall)."""
     lock_wait_seconds: float = 5.0

@@ -111,6 +111,10 @@ class _Frame:
     """Messages the model sees (`out`), plus the system prompt and the reserve."""
 
 
+_SEPARATE_SYSTEM = frozenset({"anthropic", "gemini", "bedrock"})
+"""Live formats whose system prompt is a separate request field, not a message of the list."""
+
+
 class ContextManager:
     """Keeps one session's history inside the model's context window. See the module docstring."""
 
@@ -168,6 +172,8 @@ class ContextManager:
         self._base_tokens = 0
         self._tail_tokens = 0
         self._tail_counted = 0
+        self._tail_sizes: list[int] = []
+        """Token count of each input message after the mapped part (`_tail_counted` of them so far)."""
         self._additive = isinstance(self.counter, HeuristicCounter | TiktokenCounter)
         self._priming: int | None = None
         self._recall: tuple[str, int, Recall | None] | None = None
@@ -207,6 +213,7 @@ class ContextManager:
         self._base_tokens = sum(self.counter.count_message(m) for m in self._base) if self._additive else 0
         self._tail_tokens = 0
         self._tail_counted = view.n_in
+        self._tail_sizes = []
 
     def _read(self, items: Sequence[Any]) -> None:
         """Read `items` and bring the mapping up to date (steps 1 and 2 of the module docstring)."""
@@ -215,13 +222,21 @@ class ContextManager:
         messages = self._codec.messages
         self._prints.sync(messages, unchanged)
         stored = self._view_version != state.version
-        if stored or unchanged == 0 or self._view.n_in > len(messages):
+        if stored or unchanged == 0 or self._view.n_in > min(unchanged, len(messages)):
             source = View.from_data(state.view) if stored else self._view
             self._view_version = state.version
             self._set_view(source.matching(self._prints, len(messages)) if source.entries else View())
+        if self._additive and self._tail_counted > unchanged >= self._view.n_in:
+            # messages converted again (a restarting format's last turn): their old counts go
+            gone = self._tail_sizes[unchanged - self._view.n_in :]
+            self._tail_tokens -= sum(gone)
+            del self._tail_sizes[unchanged - self._view.n_in :]
+            self._tail_counted = unchanged
         if self._additive and self._tail_counted < len(messages):
             count = self.counter.count_message
-            self._tail_tokens += sum(count(m) for m in messages[self._tail_counted :])
+            sizes = [count(m) for m in messages[self._tail_counted :]]
+            self._tail_sizes.extend(sizes)
+            self._tail_tokens += sum(sizes)
             self._tail_counted = len(messages)
 
     def _output_messages(self) -> list[Message]:
@@ -545,6 +560,11 @@ class ContextManager:
             timeout_s=cfg.summarizer_timeout_seconds,
         )
         role: SummaryRole = "system" if cfg.summary_role == "system" else "user"
+        if role == "system" and self._codec.format in _SEPARATE_SYSTEM:
+            # These formats carry system text outside the message list, in the caller's own system field, which
+            # the manager hands back untouched: a system-role record would never reach the model. It goes into
+            # the list as the (default) user-role record instead.
+            role = "user"
         common: dict[str, Any] = {
             "counter": self.counter,
             "budget": budget,
