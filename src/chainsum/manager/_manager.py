@@ -367,6 +367,15 @@ class ContextManager:
         against the window, never changed. `reserved_tokens` is more room taken elsewhere (tool definitions). With
         `force`, compact now whatever the ratio (a manual trigger). Never raises for a summarizer failure unless
         ``abort_on_failure`` (then `SummarizerError` is raised after the failure event)."""
+        frame, reason = self._start(messages, system, reserved_tokens, force)
+        if reason is None:
+            return await self._finish(frame, None, ())
+        return await self._compact(frame, reason)
+
+    def _start(
+        self, messages: Sequence[Any], system: object, reserved_tokens: int, force: bool
+    ) -> tuple[_Frame, SummarizationReason | None]:
+        """Read the request and decide whether to compact (no waiting: the same for `prepare` and `prepare_sync`)."""
         reserved = check_budget(reserved_tokens, "reserved_tokens") or 0
         frame = self._frame(messages, system, reserved)
         ratio = frame.tokens / self.window
@@ -376,16 +385,21 @@ class ContextManager:
         if not state.armed and is_armed(state, ratio, n, self.config):
             self._write_state(replace(state, armed=True))
             state = self.state
-        reason: SummarizationReason | None = "manual" if force else decide(state, ratio, n, self.config)
-        if reason is None:
-            return await self._finish(frame, None, ())
-        return await self._compact(frame, reason)
+        return frame, "manual" if force else decide(state, ratio, n, self.config)
 
     def prepare_sync(
         self, messages: Sequence[Any], *, system: object = None, reserved_tokens: int = 0, force: bool = False
     ) -> Prepared[Any]:
-        """`prepare` for synchronous code, inside a running event loop too (it then runs on a worker thread)."""
-        return run_sync(lambda: self.prepare(messages, system=system, reserved_tokens=reserved_tokens, force=force))
+        """`prepare` for synchronous code, inside a running event loop too (it then runs on a worker thread).
+
+        Most calls have nothing to do: those never start an event loop (microseconds, not the loop's tens)."""
+        frame, reason = self._start(messages, system, reserved_tokens, force)
+        if reason is not None:
+            return run_sync(lambda: self._compact(frame, reason))
+        prepared = self._prepared(frame, None, ())
+        if prepared.over_window:
+            run_sync(lambda: self._window_exceeded(prepared.tokens_after, frame))
+        return prepared
 
     # finishing ---------------------------------------------------------------------------------------------------
     async def _finish(
@@ -396,6 +410,18 @@ class ContextManager:
         tokens_before: int | None = None,
     ) -> Prepared[Any]:
         """The mapped output, with its recall block, and the over-window check."""
+        prepared = self._prepared(frame, event, records, tokens_before)
+        if prepared.over_window:
+            await self._window_exceeded(prepared.tokens_after, frame)
+        return prepared
+
+    def _prepared(
+        self,
+        frame: _Frame,
+        event: ManagerEvent | None,
+        records: tuple[SummaryRecord, ...],
+        tokens_before: int | None = None,
+    ) -> Prepared[Any]:
         out_items, starts = self._output_items(frame.items)
         tokens = self._tokens() + frame.system_tokens + frame.reserved
         before = tokens if tokens_before is None else tokens_before
@@ -404,8 +430,6 @@ class ContextManager:
             out_items = self._with_recall(out_items, starts, recall)
             tokens += recall.tokens
         over = tokens > self.window
-        if over:
-            await self._window_exceeded(tokens, frame)
         return Prepared(out_items, event, records, recall.ids if recall is not None else (), before, tokens, over)
 
     def _recall_for(self, tokens: int) -> Recall | None:
