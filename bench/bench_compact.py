@@ -33,6 +33,7 @@ from chainsum.messages import Message
 from chainsum.store import MemoryArchive
 from chainsum.strategies import AutoStrategy
 from chainsum.summarize import ExtractiveSummarizer
+from chainsum.testing.baselines import truncate
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
 
@@ -65,24 +66,6 @@ class Measured:
             await asyncio.sleep(self.latency)
             return "A scripted summary: the agent read files, ran the tests and fixed ERR-00001."
         return self.extractive.summarize_text(transcript)
-
-
-def truncate(messages: Sequence[Message], budget: int, counter: HeuristicCounter) -> list[Message]:
-    """The simplest baseline: the system prompt, then the newest messages that fit (a leading tool result is
-    dropped so the history stays valid)."""
-    head = [m for m in messages[:1] if m.role == "system"]
-    room = budget - counter.count_messages(head)
-    kept: list[Message] = []
-    for m in reversed(messages[len(head) :]):
-        cost = counter.count_message(m)
-        if cost > room:
-            break
-        kept.append(m)
-        room -= cost
-    kept.reverse()
-    while kept and kept[0].role == "tool":
-        kept.pop(0)
-    return head + kept
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ import asyncio
 import re
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from chainsum.executor import compact
 from chainsum.formats import load
@@ -27,7 +27,8 @@ from chainsum.rules import validate
 from chainsum.strategies import Strategy
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import CorpusDocument, iter_documents
-from chainsum.tokens import TokenCounter, get_counter
+from chainsum.testing.baselines import truncate
+from chainsum.tokens import get_counter
 
 STRATEGIES = ("truncate", "mask", "ratio", "sections", "safe-split", "auto")
 SHARES = (0.25, 0.5, 0.75)
@@ -57,23 +58,6 @@ def texts(messages: Iterable[Message]) -> str:
 
 def identifiers(text: str) -> set[str]:
     return {m.group(0) for m in _IDENT.finditer(text)}
-
-
-def truncate(messages: Sequence[Message], budget: int, counter: TokenCounter) -> list[Message]:
-    """The baseline: every system message, then the newest other messages that fit the budget."""
-    system = [m for m in messages if m.role == "system"]
-    room = budget - counter.count_messages(system)
-    kept: list[Message] = []
-    for m in reversed([m for m in messages if m.role != "system"]):
-        cost = counter.count_message(m)
-        if cost > room:
-            break
-        kept.append(m)
-        room -= cost
-    kept.reverse()
-    while kept and kept[0].role == "tool":
-        kept.pop(0)
-    return system + kept
 
 
 def strategy(name: str) -> Strategy:
