@@ -422,6 +422,7 @@ class ContextManager:
         records: tuple[SummaryRecord, ...],
         tokens_before: int | None = None,
     ) -> Prepared[Any]:
+        """`_finish` without its one wait (the over-window event): what `prepare_sync` returns with no loop."""
         out_items, starts = self._output_items(frame.items)
         tokens = self._tokens() + frame.system_tokens + frame.reserved
         before = tokens if tokens_before is None else tokens_before
