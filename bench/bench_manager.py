@@ -1,41 +1,84 @@
-"""Context manager benchmark: replay real sessions turn by turn, and the cost of `prepare` when nothing triggers.
+"""Context manager benchmark: replay real sessions and long chats turn by turn, what the summarizer calls are spent
+on, the cost of `prepare` when nothing triggers, and whether planted facts stay reachable.
 
-Run: ``uv run python bench/bench_manager.py`` (``--turns`` sets the synthetic session's length, ``--limit`` the
-number of tau-bench runs replayed, ``--strategy`` the
-strategy of the replay).
+Run: ``uv run python bench/bench_manager.py`` (every part) or ``--parts c,e`` (some of them; ``--skip-replay``
+leaves out a). Every figure printed is measured in this run; nothing is estimated, and every ratio is to a
+baseline measured in the same run. All replays use the extractive summarizer (no model), counted by a wrapper.
 
 a. Replay: every corpus session is fed to a `ContextManager` one model request at a time (before each assistant
    message, the history so far plus the manager's earlier output), with the extractive summarizer: Claude Code
-   sessions at a 64K window (provider ``anthropic``), tau-bench runs at a 4K window (``openai``). Printed per corpus:
-   sessions, requests, compactions per session (mean, max; and those that wrote a summary), sessions that hit
-   the depth cap, summarizer calls and input tokens, requests still over the window after `prepare`.
-b. Overhead: a 300-turn session given as plain OpenAI-format dicts (appended in place, as an agent loop does),
-   a window large enough that nothing triggers; the time of each `prepare_sync` call, as the median per band of
-   history length (the curve), and the overall median.
-
-Every figure printed is measured in this run; nothing is estimated.
+   sessions at a 64K window (provider ``anthropic``), tau-bench runs at a 4K window (``openai``; ``--limit`` of
+   them), strategy ``--strategy``. Printed per corpus: sessions, requests, compactions per session (mean, max; and
+   those that wrote a summary), sessions that hit the depth cap, summarizer calls and input tokens, requests still
+   over the window after `prepare`.
+b. Overhead: a ``--turns``-turn session given as plain OpenAI-format dicts (appended in place, as an agent loop
+   does), a window large enough that nothing triggers; the time of each `prepare_sync` call, as the median per band
+   of history length (the curve), and the overall median.
+c. Long chat: ``chainsum.testing.sessions.chat(N)`` (N = ``--long-chat-messages``), a request after each user
+   message: the caller keeps its full history, calls `prepare_sync` with the history up to and including that
+   message, then appends the recorded assistant reply; default `ManagerConfig`, windows ``--long-chat-windows``
+   (2K, 4K, 8K tokens). The default N is 8,000, not 20,000: with the default config (recall on) a request costs
+   time linear in the archived history (recall searches all of it), so the run time grows with the square of N; at
+   2K the first 11,000 messages of 20,000 took 124 s, the whole chat well over 3 minutes a window, while 8,000 take
+   about 80 s a window (``--long-chat-messages 20000`` runs the long version). Printed per window: requests,
+   requests over the window (target 0), compactions (requests whose `Prepared.event` is a `SummarizationEvent`),
+   summarizer calls, failures, seconds; then for each fifth of the conversation the compactions and summarizer
+   calls per 1,000 messages and the seconds (flat rows: the cost does not grow with the conversation). Then the
+   memorybank corpus (``../shared/corpora/memorybank``, 15 users' companion chats; `iter_documents` does not yield
+   it, so it is read here: a short system prompt, each day's first user message prefixed with ``[date]``) fed the
+   same way at ``--memorybank-windows`` (1K, 2K): requests, requests over the window (target 0), compactions,
+   summarizer calls, seconds.
+d. Discarded summarizer calls: summarizer calls made in requests whose `prepare` applied nothing (no
+   `SummarizationEvent` in that request's `Prepared.event`; calls of failed summarizations included and also
+   shown apart), per corpus of a (the replays are run for d when a is not selected) and, when c runs in the same
+   invocation, per long-chat and memorybank window. Target 0. Also shown: requests that wrote a summary record
+   without a `SummarizationEvent` (expected 0).
+e. Fresh-list overhead: `prepare_sync` with nothing to do (window 10**9) at ``--overhead-sizes`` messages (50,
+   500, 5,000 of a `chat`): the manager is first given the history up to size - 1, then ``--overhead-calls`` (50)
+   successive one-message appends are timed, given (1) the same list object grown in place and (2) a fresh list of
+   equal dicts each request (a JSON round trip of the history, made before timing, so only `prepare` is timed).
+   Printed: the median microseconds of each, and the ratio (2)/(1); targets (1) about 20 us, (2) <= 200 us at 500.
+f. Recall: ``--recall-chats`` (5) generated chats, ``chat(--recall-messages (400), seed=s)`` for s = 1..5, each fed
+   request by request as in c at a window of ``--recall-window-share`` (20 %) of its tokens (HeuristicCounter on
+   the canonical messages); then each planted fact's question is appended as the newest user message (and removed
+   before the next one) and the prepared context is searched for the fact's answer (case-insensitive, as a whole
+   word: "June 2" is not found in "June 21"). Printed: the share of answers present with recall (default config),
+   without recall (``recall_token_ratio=0``) and with plain truncation at the same window (the system prompt plus
+   the newest messages that fit, counted with HeuristicCounter), the ratio of each to truncation, and the targets:
+   with recall >= 2x truncation, without recall >= truncation.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import re
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from chainsum import formats
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._manager import ContextManager
-from chainsum.manager._replay import CountingSummarizer, replay_sync
+from chainsum.manager import ContextManager, ManagerConfig, SummarizationEvent, SummarizationFailedEvent, replay_sync
+from chainsum.manager._replay import CountingSummarizer
 from chainsum.messages import Message
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer
-from chainsum.testing import iter_documents
+from chainsum.testing import corpora_root, iter_documents
+from chainsum.testing.sessions import chat
 from chainsum.tokens import HeuristicCounter
 
+PARTS = "abcdef"
+LONG_CHAT_DEFAULT = 8_000
 
+
+def counting_summarizer() -> CountingSummarizer:
+    return CountingSummarizer(ExtractiveSummarizer(), HeuristicCounter())
+
+
+# a. replay ---------------------------------------------------------------------------------------------------------
 @dataclass
 class Tally:
     sessions: int = 0
@@ -48,11 +91,17 @@ class Tally:
     over_window: int = 0
     summarizer_calls: int = 0
     summarizer_tokens: int = 0
+    discarded_calls: int = 0
+    """Summarizer calls made in requests that applied nothing (no `SummarizationEvent`)."""
+    discarded_requests: int = 0
+    failed_calls: int = 0
+    """Of `discarded_calls`, those made in requests whose summarization failed."""
+    changed_without_event: int = 0
     seconds: float = 0.0
 
 
 def replay(messages: list[Message], window: int, provider: str, tally: Tally, strategy: str) -> None:
-    summarizer = CountingSummarizer(ExtractiveSummarizer(), HeuristicCounter())
+    summarizer = counting_summarizer()
     cfg = ManagerConfig(strategy=strategy)
     manager = ContextManager(
         cfg, context_window=window, summarizers=[summarizer], provider=provider, archive=MemoryArchive()
@@ -69,6 +118,15 @@ def replay(messages: list[Message], window: int, provider: str, tally: Tally, st
     tally.summaries.append(manager.state.depth)
     tally.summarizer_calls += totals["summarizer_calls"]
     tally.summarizer_tokens += totals["summarizer_input_tokens"]
+    for turn in report.turns:
+        # the replay sets `reason` from a SummarizationEvent, or to "failed:KIND" from a SummarizationFailedEvent
+        applied = turn.reason is not None and not turn.reason.startswith("failed:")
+        tally.changed_without_event += turn.compacted and not applied
+        if turn.summarizer_calls and not applied:
+            tally.discarded_calls += turn.summarizer_calls
+            tally.discarded_requests += 1
+            if turn.reason is not None:
+                tally.failed_calls += turn.summarizer_calls
 
 
 def print_tally(name: str, window: int, t: Tally) -> None:
@@ -84,7 +142,7 @@ def print_tally(name: str, window: int, t: Tally) -> None:
     )
 
 
-def bench_replay(limit: int, strategy: str) -> None:
+def run_replays(limit: int, strategy: str) -> tuple[Tally, Tally]:
     claude, tau = Tally(), Tally()
     n_tau = 0
     for doc in iter_documents(include_subagents=False):
@@ -93,11 +151,16 @@ def bench_replay(limit: int, strategy: str) -> None:
         elif doc.label.startswith("tau-bench/") and n_tau < limit:
             n_tau += 1
             replay(list(formats.load(doc.data, doc.format).messages), 4_000, "openai", tau, strategy)
+    return claude, tau
+
+
+def print_replays(claude: Tally, tau: Tally, strategy: str) -> None:
     print(f"a. replay (extractive summarizer, default ManagerConfig, strategy {strategy})")
     print_tally("claude-code", 64_000, claude)
     print_tally("tau-bench", 4_000, tau)
 
 
+# b. overhead -------------------------------------------------------------------------------------------------------
 def bench_overhead(turns: int) -> None:
     manager = ContextManager(ManagerConfig(), context_window=10**9, archive=MemoryArchive())
     history: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful coding assistant."}]
@@ -121,16 +184,325 @@ def bench_overhead(turns: int) -> None:
     print(f"overall median: {statistics.median(t for _, t in times) * 1e6:.1f} us (target <= 100 us)")
 
 
+# c. long chat ------------------------------------------------------------------------------------------------------
+@dataclass
+class Fed:
+    """Chats fed to managers one request at a time (a request after each user message)."""
+
+    messages: int = 0
+    requests: int = 0
+    over_window: int = 0
+    compactions: int = 0
+    """Requests whose `Prepared.event` is a `SummarizationEvent`."""
+    failures: int = 0
+    calls: int = 0
+    discarded_calls: int = 0
+    discarded_requests: int = 0
+    failed_calls: int = 0
+    changed_without_event: int = 0
+    seconds: float = 0.0
+    rows: list[tuple[int, bool, int, float]] = field(default_factory=list[tuple[int, bool, int, float]])
+    """Per request: (index of its user message, applied a summarization, summarizer calls, seconds)."""
+
+
+def feed_chat(
+    messages: Sequence[dict[str, Any]], manager: ContextManager, counting: CountingSummarizer, fed: Fed
+) -> list[dict[str, Any]]:
+    """Grow a history in place, calling `prepare_sync` after each user message; returns the full history."""
+    history: list[dict[str, Any]] = []
+    fed.messages += len(messages)
+    for i, message in enumerate(messages):
+        history.append(message)
+        if message.get("role") != "user":
+            continue
+        calls0 = counting.calls
+        start = time.perf_counter()
+        prepared = manager.prepare_sync(history)
+        seconds = time.perf_counter() - start
+        calls = counting.calls - calls0
+        applied = isinstance(prepared.event, SummarizationEvent)
+        failed = isinstance(prepared.event, SummarizationFailedEvent)
+        fed.requests += 1
+        fed.over_window += prepared.over_window
+        fed.compactions += applied
+        fed.failures += failed
+        fed.calls += calls
+        fed.changed_without_event += prepared.changed and not applied
+        if calls and not applied:
+            fed.discarded_calls += calls
+            fed.discarded_requests += 1
+            fed.failed_calls += calls if failed else 0
+        fed.seconds += seconds
+        fed.rows.append((i, applied, calls, seconds))
+    return history
+
+
+def chat_manager(window: int, counting: CountingSummarizer, config: ManagerConfig | None = None) -> ContextManager:
+    return ContextManager(
+        config or ManagerConfig(), context_window=window, summarizers=[counting], archive=MemoryArchive()
+    )
+
+
+def memorybank_chats() -> list[list[dict[str, Any]]] | None:
+    root = corpora_root()
+    path = root / "memorybank" / "memory_bank_en.json" if root else None
+    if path is None or not path.is_file():
+        return None
+    chats: list[list[dict[str, Any]]] = []
+    for entry in json.loads(path.read_text(encoding="utf-8")).values():
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": "You are an AI companion who remembers your earlier talks with the user."}
+        ]
+        for date, exchanges in entry["history"].items():
+            for k, exchange in enumerate(exchanges):
+                query = f"[{date}] {exchange['query']}" if k == 0 else exchange["query"]
+                messages.append({"role": "user", "content": query})
+                messages.append({"role": "assistant", "content": exchange["response"]})
+        chats.append(messages)
+    return chats
+
+
+def fed_line(fed: Fed) -> str:
+    return (
+        f"requests={fed.requests:>6}  over-window={fed.over_window} (target 0)  compactions={fed.compactions:>5}  "
+        f"summarizer calls={fed.calls:>5}  failures={fed.failures}  time={fed.seconds:.1f}s"
+    )
+
+
+def bench_long_chat(n_messages: int, windows: list[int], mb_windows: list[int]) -> dict[str, Fed]:
+    session = chat(n_messages)
+    n = len(session.messages)
+    note = (
+        ""
+        if n_messages == 20_000
+        else " (lowered from 20,000: with recall on, time per request grows with the archive, see the docstring)"
+    )
+    print(
+        f"\nc. long chat: chat({n_messages}){note}, {n} messages with the system prompt, a request after each user "
+        "message (full history kept by the caller), default ManagerConfig, extractive summarizer"
+    )
+    results: dict[str, Fed] = {}
+    edges = [round(k * n / 5) for k in range(6)]
+    for window in windows:
+        counting = counting_summarizer()
+        fed = Fed()
+        feed_chat(session.messages, chat_manager(window, counting), counting, fed)
+        results[f"long chat {window // 1000}K"] = fed
+        print(f"window={window:>6}  {fed_line(fed)}")
+        print(f"  {'fifth (messages)':<30}" + "".join(f"{f'{edges[k]}-{edges[k + 1] - 1}':>13}" for k in range(5)))
+        comp, calls, secs = [], [], []
+        for k in range(5):
+            rows = [r for r in fed.rows if edges[k] <= r[0] < edges[k + 1]]
+            per_k = 1000 / (edges[k + 1] - edges[k])
+            comp.append(sum(r[1] for r in rows) * per_k)
+            calls.append(sum(r[2] for r in rows) * per_k)
+            secs.append(sum(r[3] for r in rows))
+        print(f"  {'compactions / 1,000 msgs':<30}" + "".join(f"{x:>13.1f}" for x in comp))
+        print(f"  {'summarizer calls / 1,000 msgs':<30}" + "".join(f"{x:>13.1f}" for x in calls))
+        print(f"  {'seconds':<30}" + "".join(f"{x:>13.1f}" for x in secs))
+    chats = memorybank_chats()
+    if chats is None:
+        print("memorybank: corpus not found")
+        return results
+    sizes = [len(c) for c in chats]
+    print(
+        f"memorybank: {len(chats)} users' chats, {min(sizes)}-{max(sizes)} messages each, "
+        "a request after each user message, default ManagerConfig"
+    )
+    for window in mb_windows:
+        fed = Fed()
+        for messages in chats:
+            counting = counting_summarizer()
+            feed_chat(messages, chat_manager(window, counting), counting, fed)
+        results[f"memorybank {window // 1000}K"] = fed
+        print(f"window={window:>6}  {fed_line(fed)}")
+    return results
+
+
+# d. discarded calls ------------------------------------------------------------------------------------------------
+def print_discarded(claude: Tally, tau: Tally, fed: dict[str, Fed]) -> None:
+    print(
+        "\nd. discarded summarizer calls: calls made in requests whose prepare applied nothing "
+        "(no SummarizationEvent), target 0"
+    )
+    print(
+        f"{'corpus':<22} {'requests':>9} {'calls':>7} {'discarded':>10} {'in requests':>12} "
+        f"{'(failed)':>9} {'record w/o event':>17}"
+    )
+    rows: list[tuple[str, int, int, int, int, int, int]] = []
+    for name, t in (("claude-code 64K", claude), ("tau-bench 4K", tau)):
+        if t.sessions:
+            row = (t.requests, t.summarizer_calls, t.discarded_calls, t.discarded_requests, t.failed_calls)
+            rows.append((name, *row, t.changed_without_event))
+    for name, f in fed.items():
+        row = (f.requests, f.calls, f.discarded_calls, f.discarded_requests, f.failed_calls)
+        rows.append((name, *row, f.changed_without_event))
+    for name, requests, calls, discarded, in_requests, failed, no_event in rows:
+        print(f"{name:<22} {requests:>9} {calls:>7} {discarded:>10} {in_requests:>12} {failed:>9} {no_event:>17}")
+    if not fed:
+        print("(long chat and memorybank: run with part c to include them)")
+
+
+# e. fresh-list overhead --------------------------------------------------------------------------------------------
+def time_nothing_to_do(messages: list[dict[str, Any]], size: int, calls: int, fresh: bool) -> tuple[float, int]:
+    """Median seconds of `calls` prepare calls from `size` messages on, and how many returned an event."""
+    manager = ContextManager(ManagerConfig(), context_window=10**9, archive=MemoryArchive())
+    if fresh:
+        lists = [json.loads(json.dumps(messages[: size + j])) for j in range(calls)]
+        manager.prepare_sync(json.loads(json.dumps(messages[: size - 1])))
+    else:
+        lists = []
+        history = list(messages[: size - 1])
+        manager.prepare_sync(history)
+    times: list[float] = []
+    events = 0
+    gc.collect()
+    for j in range(calls):
+        if fresh:
+            given = lists[j]
+        else:
+            history.append(messages[size - 1 + j])
+            given = history
+        start = time.perf_counter()
+        prepared = manager.prepare_sync(given)
+        times.append(time.perf_counter() - start)
+        events += prepared.event is not None
+    return statistics.median(times), events
+
+
+def bench_fresh_lists(sizes: list[int], calls: int) -> None:
+    print(
+        f"\ne. prepare with nothing to do (window 10**9), chat messages as OpenAI dicts: (1) the same list grown in "
+        f"place, (2) a fresh list of equal dicts each request; median of {calls} calls, one new message each"
+    )
+    print(f"{'messages':>9} {'(1) us':>9} {'(2) us':>9} {'(2)/(1)':>8}  events")
+    messages = chat(max(sizes) + calls + 2).messages
+    for size in sizes:
+        same, e1 = time_nothing_to_do(messages, size, calls, fresh=False)
+        fresh, e2 = time_nothing_to_do(messages, size, calls, fresh=True)
+        print(f"{size:>9} {same * 1e6:>9.1f} {fresh * 1e6:>9.1f} {fresh / same:>8.2f}  {e1 + e2}")
+    print("targets: (1) about 20 us; (2) <= 200 us at 500 messages")
+
+
+# f. recall ---------------------------------------------------------------------------------------------------------
+def contains(text: str, answer: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(answer.lower())}(?!\w)", text) is not None
+
+
+def truncated(history: list[dict[str, Any]], window: int, counter: HeuristicCounter) -> list[dict[str, Any]]:
+    """The system prompt plus the newest messages that fit `window` tokens."""
+    canonical = formats.load(history).messages
+    assert len(canonical) == len(history), "one canonical message per chat dict"
+    system = canonical[0]
+    total = counter.count_messages([system])
+    keep = len(history)
+    while keep > 1 and total + counter.count_message(canonical[keep - 1]) <= window:
+        keep -= 1
+        total += counter.count_message(canonical[keep])
+    return [history[0], *history[keep:]]
+
+
+def bench_recall(n_chats: int, n_messages: int, share: float) -> None:
+    counter = HeuristicCounter()
+    modes = {"with recall": ManagerConfig(), "without recall": ManagerConfig(recall_token_ratio=0)}
+    found = {name: 0 for name in (*modes, "truncation")}
+    questions = 0
+    over = dict.fromkeys(modes, 0)
+    windows: list[int] = []
+    started = time.perf_counter()
+    for seed in range(1, n_chats + 1):
+        session = chat(n_messages, seed=seed)
+        window = int(share * counter.count_messages(formats.load(session.messages).messages))
+        windows.append(window)
+        questions += len(session.facts)
+        for name, config in modes.items():
+            counting = counting_summarizer()
+            manager = chat_manager(window, counting, config)
+            history = feed_chat(session.messages, manager, counting, Fed())
+            for fact in session.facts:
+                history.append({"role": "user", "content": fact.question})
+                prepared = manager.prepare_sync(history)
+                history.pop()
+                over[name] += prepared.over_window
+                text = json.dumps(list(prepared.messages), ensure_ascii=False, default=str).lower()
+                found[name] += contains(text, fact.answer)
+        for fact in session.facts:
+            kept = truncated([*session.messages, {"role": "user", "content": fact.question}], window, counter)
+            found["truncation"] += contains(json.dumps(kept, ensure_ascii=False).lower(), fact.answer)
+    print(
+        f"\nf. recall of planted facts: {n_chats} chats of chat({n_messages}, seed=1..{n_chats}), window "
+        f"{share:.0%} of each chat's tokens ({min(windows)}-{max(windows)} tokens), {questions} questions, "
+        "each asked as the newest user message after the whole chat was fed request by request"
+    )
+    base = found["truncation"] / questions if questions else 0.0
+    targets = {"with recall": ">= 2x truncation", "without recall": ">= truncation", "truncation": "(baseline)"}
+    print(f"{'mode':<16} {'present':>9} {'share':>7} {'/ truncation':>13} {'over-window':>12}  target")
+    for name, n in found.items():
+        share_found = n / questions if questions else 0.0
+        ratio = f"{share_found / base:.2f}" if base else "n/a"
+        over_w = str(over[name]) if name in over else "-"
+        print(f"{name:<16} {f'{n}/{questions}':>9} {share_found:>7.2f} {ratio:>13} {over_w:>12}  {targets[name]}")
+    print(f"time={time.perf_counter() - started:.1f}s")
+
+
+# main --------------------------------------------------------------------------------------------------------------
+def ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--limit", type=int, default=200, help="tau-bench runs to replay")
-    parser.add_argument("--strategy", default="auto", help="auto, ratio, sections, safe-split or mask")
-    parser.add_argument("--skip-replay", action="store_true")
+    parser.add_argument("--parts", default=",".join(PARTS), help="parts to run, e.g. a,b or c,d (default: all)")
+    parser.add_argument("--turns", type=int, default=300, help="b: turns of the overhead session")
+    parser.add_argument("--limit", type=int, default=200, help="a, d: tau-bench runs to replay")
+    parser.add_argument("--strategy", default="auto", help="a, d: auto, ratio, sections, safe-split or mask")
+    parser.add_argument("--skip-replay", action="store_true", help="leave out part a")
+    parser.add_argument("--long-chat-messages", type=int, default=LONG_CHAT_DEFAULT, help="c: messages of the chat")
+    parser.add_argument("--long-chat-windows", default="2000,4000,8000", help="c: context windows in tokens")
+    parser.add_argument("--memorybank-windows", default="1000,2000", help="c: windows for the memorybank chats")
+    parser.add_argument("--overhead-sizes", default="50,500,5000", help="e: history lengths in messages")
+    parser.add_argument("--overhead-calls", type=int, default=50, help="e: timed calls per size and case")
+    parser.add_argument("--recall-chats", type=int, default=5, help="f: generated chats (seeds 1..N)")
+    parser.add_argument("--recall-messages", type=int, default=400, help="f: messages per chat")
+    parser.add_argument("--recall-window-share", type=float, default=0.2, help="f: window as a share of the tokens")
     args = parser.parse_args()
-    if not args.skip_replay:
-        bench_replay(args.limit, args.strategy)
-    bench_overhead(args.turns)
+    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
+    if unknown := parts - set(PARTS):
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))} (choose from {', '.join(PARTS)})")
+    if args.skip_replay:
+        parts.discard("a")
+    timings: list[tuple[str, float]] = []
+
+    def timed(name: str, start: float) -> None:
+        timings.append((name, time.perf_counter() - start))
+
+    claude, tau = Tally(), Tally()
+    if parts & {"a", "d"}:
+        start = time.perf_counter()
+        claude, tau = run_replays(args.limit, args.strategy)
+        if "a" in parts:
+            print_replays(claude, tau, args.strategy)
+        timed("a" if "a" in parts else "a (for d)", start)
+    if "b" in parts:
+        start = time.perf_counter()
+        bench_overhead(args.turns)
+        timed("b", start)
+    fed: dict[str, Fed] = {}
+    if "c" in parts:
+        start = time.perf_counter()
+        fed = bench_long_chat(args.long_chat_messages, ints(args.long_chat_windows), ints(args.memorybank_windows))
+        timed("c", start)
+    if "d" in parts:
+        print_discarded(claude, tau, fed)
+    if "e" in parts:
+        start = time.perf_counter()
+        bench_fresh_lists(ints(args.overhead_sizes), args.overhead_calls)
+        timed("e", start)
+    if "f" in parts:
+        start = time.perf_counter()
+        bench_recall(args.recall_chats, args.recall_messages, args.recall_window_share)
+        timed("f", start)
+    print("\npart times: " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in timings))
 
 
 if __name__ == "__main__":
