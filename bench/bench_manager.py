@@ -290,7 +290,9 @@ def bench_long_chat(n_messages: int, windows: list[int], mb_windows: list[int]) 
         results[f"long chat {window // 1000}K"] = fed
         print(f"window={window:>6}  {fed_line(fed)}")
         print(f"  {'fifth (messages)':<30}" + "".join(f"{f'{edges[k]}-{edges[k + 1] - 1}':>13}" for k in range(5)))
-        comp, calls, secs = [], [], []
+        comp: list[float] = []
+        calls: list[float] = []
+        secs: list[float] = []
         for k in range(5):
             rows = [r for r in fed.rows if edges[k] <= r[0] < edges[k + 1]]
             per_k = 1000 / (edges[k + 1] - edges[k])
@@ -347,12 +349,12 @@ def print_discarded(claude: Tally, tau: Tally, fed: dict[str, Fed]) -> None:
 def time_nothing_to_do(messages: list[dict[str, Any]], size: int, calls: int, fresh: bool) -> tuple[float, int]:
     """Median seconds of `calls` prepare calls from `size` messages on, and how many returned an event."""
     manager = ContextManager(ManagerConfig(), context_window=10**9, archive=MemoryArchive())
+    history = list(messages[: size - 1])
+    lists: list[list[dict[str, Any]]] = []
     if fresh:
         lists = [json.loads(json.dumps(messages[: size + j])) for j in range(calls)]
-        manager.prepare_sync(json.loads(json.dumps(messages[: size - 1])))
+        manager.prepare_sync(json.loads(json.dumps(history)))
     else:
-        lists = []
-        history = list(messages[: size - 1])
         manager.prepare_sync(history)
     times: list[float] = []
     events = 0
