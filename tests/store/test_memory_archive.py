@@ -31,3 +31,13 @@ def test_indexed_words_are_the_word_expression_s_words(text: str) -> None:
     """The bytes fast path finds exactly the words ``\\w+`` finds, whatever the script."""
     message = Message.of("user", text)
     assert indexed_words(message) == frozenset(re.findall(r"\w+", searchable_text(message).lower()))
+
+
+def test_a_word_in_most_messages_does_not_outrank_a_rare_one() -> None:
+    archive = MemoryArchive()
+    items = [(f"m{i}", Message.of("user", f"the day {i} was fine")) for i in range(300)]
+    items.append(("rare", Message.of("user", "the zebra at the zoo was fine")))
+    archive.archive_and_record("s", items, None)
+    hits = archive.search("s", "the zebra day fine", any_word=True)
+    assert hits[0].message_id == "rare"
+    assert [h.message_id for h in archive.search("s", "the fine", any_word=True)][:1]  # only common words: still found

@@ -194,8 +194,14 @@ class MemoryArchive:
                 for word in indexed_words(self._entries[where[0]][where[1]].message):
                     self._index.setdefault(word, []).append(where)
             self._unindexed.clear()
-            postings = {w: [p for p in self._index.get(w, ()) if session in (None, p[0])] for w in words}
             total = sum(len(es) for s, es in self._entries.items() if session in (None, s)) or 1
+            if any_word:
+                # A word in most messages ranks nothing (its weight is near zero) but costs a pass over them all;
+                # when rarer words are asked for too, it is left out, so a search costs what its rare words cost.
+                common = {w for w in words if len(self._index.get(w, ())) > max(64, total // 4)}
+                if common != words:
+                    words -= common
+            postings = {w: [p for p in self._index.get(w, ()) if session in (None, p[0])] for w in words}
             scores: dict[tuple[str, int], tuple[float, int]] = {}
             for hits_of in postings.values():
                 weight = math.log(1 + total / max(1, len(hits_of)))
