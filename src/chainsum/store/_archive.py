@@ -8,6 +8,7 @@ tests use (it can be told to fail, to check that a failed archive write leaves t
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 from collections.abc import Generator, Mapping, Sequence
@@ -114,6 +115,8 @@ class MemoryArchive:
         self._lock = threading.Lock()
         self._states: dict[str, ArchiveState] = {}
         self._entries: dict[str, list[ArchivedEntry]] = {}
+        self._positions: dict[str, dict[str, int]] = {}
+        """session -> message id -> position of its (latest) entry: `originals` without a scan."""
         self._records: dict[str, list[SummaryRecord]] = {}
         self._held: set[str] = set()
         self._index: dict[str, list[tuple[str, int]]] = {}
@@ -145,8 +148,10 @@ class MemoryArchive:
                 if new_state is not None:
                     self._states[session] = ArchiveState(expected_version + 1, MappingProxyType(dict(new_state)))
             bucket = self._entries.setdefault(session, [])
+            positions = self._positions.setdefault(session, {})
             for entry in entries:
                 self._unindexed.append((session, len(bucket)))
+                positions[entry.message_id] = len(bucket)
                 bucket.append(entry)
             if record is not None:
                 self._records.setdefault(session, []).append(record)
@@ -196,9 +201,10 @@ class MemoryArchive:
             self._unindexed.clear()
             total = sum(len(es) for s, es in self._entries.items() if session in (None, s)) or 1
             if any_word:
-                # A word in most messages ranks nothing (its weight is near zero) but costs a pass over them all;
-                # when rarer words are asked for too, it is left out, so a search costs what its rare words cost.
-                common = {w for w in words if len(self._index.get(w, ())) > max(64, total // 4)}
+                # A word in many messages ranks little (its weight is a fraction of a rare word's) but costs a pass
+                # over them all; when rarer words are asked for too, it is left out, so a search costs what its rare
+                # words cost.
+                common = {w for w in words if len(self._index.get(w, ())) > max(64, total // 16)}
                 if common != words:
                     words -= common
             postings = {w: [p for p in self._index.get(w, ()) if session in (None, p[0])] for w in words}
@@ -208,10 +214,11 @@ class MemoryArchive:
                 for key in hits_of:
                     score, n = scores.get(key, (0.0, 0))
                     scores[key] = (score + weight, n + 1)
-            ranked = sorted(
+            ranked = heapq.nsmallest(  # sorted(...)[:limit], without sorting every match
+                limit,
                 ((score, key) for key, (score, n) in scores.items() if any_word or n == len(words)),
                 key=lambda x: (-x[0], -x[1][1]),
-            )[:limit]
+            )
             chosen = [(key, score, self._entries[key[0]][key[1]]) for score, key in ranked]
         return [
             SearchHit(
@@ -227,9 +234,10 @@ class MemoryArchive:
 
     def originals(self, session: str, message_ids: Sequence[str]) -> dict[str, Message]:
         """The archived messages of `session` with these ids (those that exist), verified against their SHA-256."""
-        wanted = set(message_ids)
         with self._lock:
-            entries = [e for e in self._entries.get(session, ()) if e.message_id in wanted]
+            bucket = self._entries.get(session, [])
+            where = self._positions.get(session, {})
+            entries = [bucket[where[m]] for m in dict.fromkeys(message_ids) if m in where]
         out: dict[str, Message] = {}
         for e in entries:
             if message_sha256(e.message, verify=True) != e.sha256:
