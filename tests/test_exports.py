@@ -16,6 +16,7 @@ PACKAGES = [
     "chainsum.manager",
     "chainsum.messages",
     "chainsum.rules",
+    "chainsum.server",
     "chainsum.store",
     "chainsum.strategies",
     "chainsum.summarize",

@@ -67,7 +67,7 @@ def assert_data_intact(store: Store) -> None:
 
 
 def test_each_backend_lists_its_steps_up_to_the_current_version() -> None:
-    assert SCHEMA_VERSION == 1
+    assert SCHEMA_VERSION == 2
     for steps in (SQLITE_MIGRATIONS, POSTGRES_MIGRATIONS):
         assert [m.version for m in steps] == list(range(1, SCHEMA_VERSION + 1))
     assert SQLiteStore._migrations is SQLITE_MIGRATIONS  # pyright: ignore[reportPrivateUsage]
@@ -81,12 +81,15 @@ def test_a_fresh_database_gets_the_current_schema_and_version(store: Store, back
 
 
 def watch_step_1(backend: Backend, monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Replace migration step 1 by one that only records that it ran; returns that record (empty if it did not)."""
+    """Replace migration step 1 by one that only records that it ran (the later steps stay); returns that record
+    (empty if it did not)."""
     ran: list[int] = []
     monkeypatch.setattr(
         store_class(backend),
         "_migrations",
-        (Migration(version=1, name="must not run", apply=lambda tx: ran.append(1)),),
+        (Migration(version=1, name="must not run", apply=lambda tx: ran.append(1)), *SQLITE_MIGRATIONS[1:])
+        if backend.kind == "sqlite"
+        else (Migration(version=1, name="must not run", apply=lambda tx: ran.append(1)), *POSTGRES_MIGRATIONS[1:]),
     )
     return ran
 
@@ -102,7 +105,7 @@ def test_a_database_at_the_current_version_opens_as_is(backend: Backend, monkeyp
         assert_data_intact(again)
     finally:
         again.close()
-    assert recorded_version(backend) == [(1, 1)]
+    assert recorded_version(backend) == [(1, SCHEMA_VERSION)]
 
 
 def create_unversioned(backend: Backend) -> None:
@@ -125,7 +128,7 @@ def test_a_database_from_before_versions_is_version_1(backend: Backend, monkeypa
         assert store.get_state("s") == StoredState(version=1, data={})
     finally:
         store.close()
-    assert recorded_version(backend) == [(1, 1)]  # and from now on the version is recorded, not guessed
+    assert recorded_version(backend) == [(1, SCHEMA_VERSION)]  # and from now on the version is recorded, not guessed
 
 
 def test_an_older_database_is_migrated_forward_once_and_recorded(
@@ -145,7 +148,7 @@ def test_an_older_database_is_migrated_forward_once_and_recorded(
     second = backend.open()
     try:
         assert ran == [2]
-        assert recorded_version(backend) == [(1, 2)]
+        assert recorded_version(backend) == [(1, SCHEMA_VERSION + 1)]
         assert "note" in columns(backend, "session_state")
         assert backend.query("SELECT session, note FROM session_state", ()) == [("s", "migrated")]
         assert_data_intact(second)
@@ -163,7 +166,7 @@ def test_a_fresh_database_runs_every_step(backend: Backend, monkeypatch: pytest.
         assert_data_intact(store)
     finally:
         store.close()
-    assert recorded_version(backend) == [(1, 2)]
+    assert recorded_version(backend) == [(1, SCHEMA_VERSION + 1)]
     assert "note" in columns(backend, "session_state")
 
 
@@ -179,7 +182,7 @@ def test_a_failing_migration_changes_nothing(backend: Backend, monkeypatch: pyte
     add_migrations(monkeypatch, backend, add_note_column, fail)
     with pytest.raises(RuntimeError, match="injected"):
         backend.open()
-    assert recorded_version(backend) == [(1, 1)]
+    assert recorded_version(backend) == [(1, SCHEMA_VERSION)]
     assert columns(backend, "session_state") == before  # step 2 was rolled back with step 3: all or nothing
     monkeypatch.undo()
     again = backend.open()
@@ -198,10 +201,12 @@ def test_a_newer_database_is_refused_and_left_untouched(backend: Backend, monkey
     ran: list[int] = []
     add_migrations(monkeypatch, backend, lambda tx: ran.append(2))
     with pytest.raises(
-        SchemaVersionError, match=r"store schema version 7 is newer than this chainsum supports \(2\); upgrade chainsum"
+        SchemaVersionError,
+        match=rf"store schema version 7 is newer than this chainsum supports \({SCHEMA_VERSION + 1}\); "
+        "upgrade chainsum",
     ) as info:
         backend.open()
-    assert (info.value.found, info.value.supported) == (7, 2)
+    assert (info.value.found, info.value.supported) == (7, SCHEMA_VERSION + 1)
     assert ran == []
     assert recorded_version(backend) == [(1, 7)]
     assert backend.query("SELECT session, version, data FROM session_state", ()) == before
@@ -234,4 +239,4 @@ def test_two_openers_at_once_migrate_once(backend: Backend, monkeypatch: pytest.
         t.join(60)
     assert errors == []
     assert ran == [2]
-    assert recorded_version(backend) == [(1, 2)]
+    assert recorded_version(backend) == [(1, SCHEMA_VERSION + 1)]

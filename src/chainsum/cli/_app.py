@@ -16,6 +16,7 @@ from ._io import EXIT_PROBLEMS, OneLineUsageGroup, console, fail, read_conversat
 from ._options import FileArg, FormatOpt, JsonOpt, OutOpt
 from ._render import chain_dict, chain_tree, file_index, in_file_terms
 from ._replay import expand_cmd, replay_cmd, search_cmd
+from ._serve import serve_cmd
 
 app = typer.Typer(
     name="chainsum",
@@ -173,3 +174,4 @@ app.command("compact")(compact_cmd)
 app.command("replay")(replay_cmd)
 app.command("expand")(expand_cmd)
 app.command("search")(search_cmd)
+app.command("serve")(serve_cmd)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ._archive import Archive, ArchiveState, MemoryArchive, SearchHit, StateSnapshot
+from ._base import SqlStore
+from ._directory import SessionDirectory, SessionInfo, StoredEvent
 from ._errors import (
     ArchiveConflictError,
     ArchiveIntegrityError,
@@ -53,10 +55,14 @@ __all__ = [
     "SQLiteStore",
     "SchemaVersionError",
     "SearchHit",
+    "SessionDirectory",
+    "SessionInfo",
+    "SqlStore",
     "StateSnapshot",
     "Store",
     "StoreConnectionError",
     "StoreError",
+    "StoredEvent",
     "StoredState",
     "SummaryContext",
     "SummaryRecord",

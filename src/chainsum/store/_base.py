@@ -22,6 +22,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, Self, TypeVar
 
 from ..messages import Message, message_from_dict
+from ._directory import SessionDirectory
 from ._errors import ArchiveConflictError, ArchiveIntegrityError, StoreConnectionError, UnknownSummaryError
 from ._protocol import ArchivedMessage, SearchHit, StoredState
 from ._records import SummaryRecord, canonical_json
@@ -85,7 +86,7 @@ def _verified(message_id: str, text: str | None, stored_sha: str | None, expecte
         raise ArchiveIntegrityError(message_id, f"cannot be read back: {exc}") from exc
 
 
-class SqlStore(ABC):
+class SqlStore(SessionDirectory, ABC):
     """Shared implementation of `chainsum.store.Store` over a DB-API connection.
 
     One store object is safe to share between threads (a mutex serializes its connection); processes coordinate

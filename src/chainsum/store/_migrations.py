@@ -6,7 +6,8 @@ than SQLite's ``PRAGMA user_version``: one mechanism and one runner for both (th
 own version), and it is written in the same transaction as the migration itself, so a crash leaves either the old
 layout with the old number or the new layout with the new one.
 
-Versions: 0 is an empty database; 1 is the original layout (`chainsum.store._schema`'s DDL). A database created
+Versions: 0 is an empty database; 1 is the original layout (`chainsum.store._schema`'s DDL); 2 adds the session
+directory and the event log of a service (`chainsum.store._directory`). A database created
 before versions were recorded has the tables but no ``chainsum_schema``: it is version 1. A migration never edits
 an earlier one: a new layout is a new entry at the end of the backend's list, and `SCHEMA_VERSION` moves with it.
 """
@@ -18,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ._base import Tx
+from ._directory import POSTGRES_DIRECTORY_DDL, SQLITE_DIRECTORY_DDL
 from ._errors import SchemaVersionError
 from ._schema import POSTGRES_DDL, SQLITE_DDL
 
@@ -25,7 +27,7 @@ __all__ = ["POSTGRES_MIGRATIONS", "SCHEMA_VERSION", "SQLITE_MIGRATIONS", "VERSIO
 
 logger = logging.getLogger("chainsum.store")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The layout this chainsum writes: the last migration of each backend's list reaches it."""
 
 VERSION_TABLE = "chainsum_schema"
@@ -61,9 +63,11 @@ def _script(ddl: str) -> Callable[[Tx], None]:
 
 SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(version=1, name="archive, summaries, state and lock tables", apply=_script(SQLITE_DDL)),
+    Migration(version=2, name="session directory and event log", apply=_script(SQLITE_DIRECTORY_DDL)),
 )
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(version=1, name="archive, summaries and state tables", apply=_script(POSTGRES_DDL)),
+    Migration(version=2, name="session directory and event log", apply=_script(POSTGRES_DIRECTORY_DDL)),
 )
 
 

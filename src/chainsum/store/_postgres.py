@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, ClassVar, LiteralString, TypeVar, cast
 from ..errors import MissingDependencyError
 from ._archive import SearchHit
 from ._base import ConnectionLost, Row, SqlStore, Tx
+from ._directory import EVENTS_CHANNEL
 from ._errors import StoreConnectionError
 from ._migrations import POSTGRES_MIGRATIONS, Migration, migrate
 from ._schema import lock_key, query_words
@@ -175,6 +176,16 @@ class PostgresStore(SqlStore):
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (*row, text),
         )
+
+    def _notify_event(self, tx: Tx, seq: int) -> None:
+        # Delivered at commit, to every listening connection of the database (the channel name is one constant, so
+        # stores in different schemas of one database wake each other; a woken reader finds nothing new and waits).
+        tx.execute("SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, str(seq)))
+
+    @property
+    def url(self) -> str:
+        """The connection URL, for a listener of its own (`chainsum.server` listens for event notifications)."""
+        return self._url
 
     def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
         words = query_words(query)

@@ -160,6 +160,10 @@ class SQLiteStore(SqlStore):
         assert inserted is not None
         tx.execute("INSERT INTO archive_fts (rowid, text) VALUES (?, ?)", (inserted[0], text))
 
+    def _delete_archive(self, tx: Tx, session: str) -> None:
+        tx.execute("DELETE FROM archive_fts WHERE rowid IN (SELECT seq FROM archive WHERE session = ?)", (session,))
+        tx.execute("DELETE FROM archive WHERE session = ?", (session,))
+
     def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
         words = query_words(query)
         if not words or limit <= 0:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal, TypeAlias, assert_never, cast
 
+from ._fake_stream import anthropic_events, models_list, openai_chunks, responses_answer
+
 __all__ = [
     "FakeEmpty",
     "FakeLLMServer",
@@ -43,7 +45,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Dialect: TypeAlias = Literal["openai", "anthropic"]
+Dialect: TypeAlias = Literal["openai", "anthropic", "responses"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +55,8 @@ class FakeText:
     kind: Literal["text"] = "text"
     text: str = "A fake summary."
     """The assistant text; also the summary a summarizer should return (after stripping)."""
+    delay_s: float = 0.0
+    """When the request asks to stream: the pause before each streamed chunk (a slow model)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,6 +145,8 @@ _PATHS: dict[str, Dialect] = {
     "/v1/chat/completions": "openai",
     "/chat/completions": "openai",
     "/v1/messages": "anthropic",
+    "/v1/responses": "responses",
+    "/responses": "responses",
 }
 
 
@@ -149,7 +155,7 @@ def _json_response(status: int, payload: object, headers: tuple[tuple[str, str],
 
 
 def _error(dialect: Dialect, status: int, kind: str, message: str) -> object:
-    if dialect == "openai":
+    if dialect != "anthropic":
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}
     return {"type": "error", "error": {"type": kind, "message": message}}
 
@@ -182,6 +188,8 @@ def _anthropic_message(model: str, blocks: list[object], stop_reason: str = "end
 def _success(dialect: Dialect, model: str, text: str) -> _Response:
     if dialect == "openai":
         return _json_response(200, _openai_completion(model, text))
+    if dialect == "responses":
+        return _json_response(200, responses_answer(model, text))
     return _json_response(200, _anthropic_message(model, [{"type": "text", "text": text}]))
 
 
@@ -196,7 +204,7 @@ def _render(reply: FakeReply, dialect: Dialect, model: str) -> _Response:
         case FakeStatus():
             return _json_response(reply.status, _error(dialect, reply.status, "api_error", reply.message))
         case FakeEmpty():
-            if dialect == "openai":
+            if dialect != "anthropic":
                 payload = cast(dict[str, object], _openai_completion(model, "  \n"))
                 if reply.no_content:
                     payload["choices"] = []
@@ -208,10 +216,10 @@ def _render(reply: FakeReply, dialect: Dialect, model: str) -> _Response:
                 200, b'{"choices": [{"message": {"content": "trunc', (("content-type", "application/json"),)
             )
         case FakeWrongShape():
-            key = "choices" if dialect == "openai" else "content"
+            key = "content" if dialect == "anthropic" else "choices"
             return _json_response(200, {"id": "x", "model": model, key: "not a list"})
         case FakeRefusal():
-            if dialect == "openai":
+            if dialect != "anthropic":
                 completion = _openai_completion(model, None, refusal="I can't help with that.", finish="content_filter")
                 return _json_response(200, completion)
             return _json_response(200, _anthropic_message(model, [], stop_reason="refusal"))
@@ -233,6 +241,10 @@ class FakeLLMServer:
         """The reply used when the script is exhausted."""
         self.requests: list[ReceivedRequest] = []
         """Every request received, in arrival order."""
+        self.disconnects = 0
+        """Streams the client closed before their end (a write to its socket failed)."""
+        self.completed_streams = 0
+        """Streams sent to their end."""
         self._script: deque[FakeReply] = deque()
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -321,6 +333,16 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             except OSError:  # the client gave up (its timeout) and closed the socket
                 logger.debug("path=<%s> | client went away", self.path)
 
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            with server._lock:  # pyright: ignore[reportPrivateUsage]
+                server.requests.append(ReceivedRequest(path=path, headers=headers, json=None))
+            if path in ("/v1/models", "/models"):
+                self._send(_json_response(200, models_list()))
+            else:
+                self._send(_json_response(404, {"error": {"message": f"no route {path}"}}))
+
         def _serve(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
@@ -339,9 +361,35 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 server._stall(reply.seconds)  # pyright: ignore[reportPrivateUsage]
                 return  # send nothing; the connection just closes
             model = ""
+            stream = False
             if isinstance(payload, dict):
                 model = str(cast(dict[str, object], payload).get("model", ""))
+                stream = cast(dict[str, object], payload).get("stream") is True
+            if stream and isinstance(reply, FakeText) and dialect != "responses":
+                self._stream(reply, dialect, model)
+                return
             self._send(_render(reply, dialect, model))
+
+        def _stream(self, reply: FakeText, dialect: Dialect, model: str) -> None:
+            frames = openai_chunks(model, reply.text) if dialect == "openai" else anthropic_events(model, reply.text)
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("cache-control", "no-cache")
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            try:
+                for frame in frames:
+                    if reply.delay_s:
+                        server._stall(reply.delay_s)  # pyright: ignore[reportPrivateUsage]
+                    self.wfile.write(frame)
+                    self.wfile.flush()
+            except OSError:
+                with server._lock:  # pyright: ignore[reportPrivateUsage]
+                    server.disconnects += 1
+                raise
+            with server._lock:  # pyright: ignore[reportPrivateUsage]
+                server.completed_streams += 1
 
         def _send(self, response: _Response) -> None:
             self.send_response(response.status)

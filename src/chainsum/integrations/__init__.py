@@ -1,0 +1,13 @@
+"""Agent-framework integrations, one module per framework, each importing its framework lazily.
+
+- `chainsum.integrations.langchain` (``pip install "chainsum[langchain]"``): `ChainsumMiddleware` for LangChain v1's
+  `create_agent(middleware=[...])`.
+- `chainsum.integrations.pydantic_ai` (``pip install "chainsum[pydantic-ai]"``): `ChainsumHistory`, a history
+  processor for pydantic-ai v2's ``capabilities=[ProcessHistory(...)]``.
+- `chainsum.integrations.strands` (``pip install "chainsum[strands]"``): `ChainsumConversationManager`.
+- `chainsum.integrations.openai_agents` (``pip install "chainsum[openai-agents]"``): `ChainsumSession`, a `Session`
+  wrapping any session of the OpenAI Agents SDK.
+
+Importing this package imports no framework; importing a module whose framework is missing raises
+`chainsum.errors.MissingDependencyError` with the install command.
+"""

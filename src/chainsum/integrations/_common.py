@@ -1,0 +1,36 @@
+"""What every integration shares: importing its framework with an install hint, and making its `ContextManager`
+from the keyword arguments the integration was given (so each takes exactly `ContextManager`'s)."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any
+
+from ..errors import MissingDependencyError
+from ..manager import ContextManager
+
+__all__ = ["make_manager", "require"]
+
+
+def require(module: str, *, package: str, extra: str) -> ModuleType:
+    """Import `module` of an optional framework, or raise `MissingDependencyError` naming the extra to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingDependencyError(package, extra) from exc
+
+
+def make_manager(
+    manager: ContextManager | None, kwargs: dict[str, Any], *, format: str | None = None
+) -> ContextManager:
+    """The integration's manager: the one given, or one made from `ContextManager`'s keyword arguments (with the
+    framework's wire `format` as default when it hands the manager wire dicts rather than `Message` objects). Giving
+    both is an error (the keyword arguments would be ignored)."""
+    if manager is not None:
+        if kwargs:
+            raise TypeError(f"pass either manager= or ContextManager's arguments, not both (got {sorted(kwargs)})")
+        return manager
+    if format is not None:
+        kwargs.setdefault("format", format)
+    return ContextManager(**kwargs)

@@ -1,0 +1,265 @@
+"""The session API (``/api/*``), what the web page and operators use: sessions, their context as the model sees
+it, the summary-record chain, search over the archive, originals (verified), a manual compaction, the event
+stream, and a stateless ``compact``. Plus ``/healthz`` and ``/metrics``.
+
+With an API token configured, every ``/api/*`` call needs ``Authorization: Bearer <token>`` (compared in constant
+time). Every bad input gets a JSON error naming the field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, cast
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import JSONResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from ..chain import message_depth, record_blocks
+from ..errors import ChainsumError
+from ..manager._recall import is_recall_message
+from ..messages import Message, message_from_dict, message_to_dict
+from ..store import StoreError, UnknownSummaryError
+from ._errors import ProxyError
+from ._state import AppState, state_of
+from ._stateless import compact_document
+
+__all__ = ["api", "open_routes"]
+
+
+def _authorized(request: Request) -> None:
+    token = state_of(request).settings.api_token
+    if not token:
+        return
+    given = request.headers.get("authorization", "")
+    scheme, _, value = given.partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
+        raise ProxyError(401, "missing or wrong API token: send Authorization: Bearer <token>", "authorization")
+
+
+api = APIRouter(prefix="/api", dependencies=[Depends(_authorized)])
+open_routes = APIRouter()
+
+State = Annotated[AppState, Depends(state_of)]
+
+
+def _preview(message: Message, limit: int = 400) -> str:
+    text = message.text
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _context_entry(state: AppState, index: int, message: Message) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "index": index,
+        "role": message.role,
+        "tokens": state.counter.count_message(message),
+        "kind": "message",
+        "text": _preview(message, 2000),
+    }
+    blocks = record_blocks(message)
+    if blocks:
+        entry["kind"] = "summary"
+        entry["depth"] = message_depth(message)
+        entry["blocks"] = [{"id": b.id, "depth": b.depth, "messages": b.messages, "text": b.text} for b in blocks]
+    elif is_recall_message(message):
+        entry["kind"] = "recall"
+    return entry
+
+
+def _session_row(state: AppState, session: str) -> dict[str, Any]:
+    info = state.store.session_info(session)
+    if info is None:
+        raise ProxyError(404, f"no session {session!r}", "id")
+    live = state.sessions.get(session)
+    data = dict(info.info)
+    if live is not None:  # this process has newer numbers than its last (coalesced) directory write
+        data.update(state.sessions.info(live))
+    return {
+        "id": info.session,
+        "label": info.label,
+        "created_ms": info.created_ms,
+        "active_ms": info.active_ms,
+        "tokens": data.get("tokens", 0),
+        "window": data.get("window"),
+        "trigger": state.settings.config.trigger_token_ratio,
+        "compactions": data.get("compactions", 0),
+        "summarized": bool(data.get("summarized", False)),
+        "messages": data.get("messages", 0),
+        "model": data.get("model", ""),
+        "format": data.get("format", ""),
+    }
+
+
+@api.get("/sessions")
+async def list_sessions(state: State) -> dict[str, Any]:
+    infos = await asyncio.to_thread(state.store.sessions)
+    return {"sessions": [_session_row(state, i.session) for i in infos]}
+
+
+@api.get("/sessions/{session}")
+async def get_session(session: str, state: State) -> dict[str, Any]:
+    row = await asyncio.to_thread(_session_row, state, session)
+    records = await asyncio.to_thread(state.store.records, session)
+    info = await asyncio.to_thread(state.store.session_info, session)
+    live = state.sessions.get(session)
+    tokens: dict[str, list[int]] = dict(info.info.get("record_tokens") or {}) if info is not None else {}
+    if live is not None:
+        tokens.update(live.record_tokens)
+    events = await asyncio.to_thread(state.store.recent_events, session, 20)
+    row["records"] = [
+        {
+            "id": r.id,
+            "depth": r.depth,
+            "parent_id": r.parent_id,
+            "timestamp_ms": r.timestamp_ms,
+            "tokens_before": tokens.get(r.id, [None, None])[0],
+            "tokens_after": tokens.get(r.id, [None, None])[1],
+            "summary_tokens": r.token_estimate,
+            "messages": len(r.original_message_ids),
+            "summary": r.summary,
+            "blocks": list(r.blocks),
+        }
+        for r in records
+    ]
+    row["events"] = [{"seq": e.seq, "created_ms": e.created_ms, **e.data} for e in events]
+    return row
+
+
+@api.get("/sessions/{session}/context")
+async def get_context(session: str, state: State) -> dict[str, Any]:
+    live = state.sessions.get(session)
+    if live is not None and live.last_items is not None:
+        messages = live.manager.context()
+        source = "live"
+    else:
+        snapshot = await asyncio.to_thread(state.store.session_context, session)
+        if snapshot is None:
+            raise ProxyError(404, f"no context for session {session!r}", "id")
+        messages = [message_from_dict(d) for d in cast(list[Any], json.loads(snapshot))]
+        source = "snapshot"
+    entries = [_context_entry(state, i, m) for i, m in enumerate(messages)]
+    return {
+        "id": session,
+        "source": source,
+        "tokens": sum(e["tokens"] for e in entries),
+        "window": live.window if live is not None else None,
+        "recalled": list(live.recalled) if live is not None else [],
+        "messages": entries,
+    }
+
+
+@api.get("/sessions/{session}/search")
+async def search(
+    session: str, state: State, q: Annotated[str, Query(min_length=1, max_length=1000)], limit: int = 20
+) -> dict[str, Any]:
+    if not 1 <= limit <= 200:
+        raise ProxyError(400, f"limit {limit}: expected 1 to 200", "limit")
+    hits = await asyncio.to_thread(state.store.search, session, q, limit)
+    return {
+        "hits": [
+            {"message_id": h.message_id, "position": h.position, "role": h.role, "snippet": h.snippet, "rank": h.rank}
+            for h in hits
+        ]
+    }
+
+
+@api.get("/sessions/{session}/originals")
+async def session_originals(
+    session: str, state: State, ids: Annotated[str, Query(min_length=1, max_length=20000)]
+) -> dict[str, Any]:
+    """Archived messages of the session by id (comma-separated, at most 200; those found, in the order asked),
+    each verified against its SHA-256: what a recall block brought back, or a search hit in full."""
+    wanted = [i for i in (part.strip() for part in ids.split(",")) if i]
+    if not 1 <= len(wanted) <= 200:
+        raise ProxyError(400, f"ids: expected 1 to 200 message ids, got {len(wanted)}", "ids")
+    try:
+        found = await asyncio.to_thread(state.store.originals, session, wanted)
+    except StoreError as exc:  # an integrity failure: say so, never show unverified text
+        raise ProxyError(500, str(exc), "ids") from None
+    return {
+        "session": session,
+        "verified": True,
+        "messages": [{"message_id": i, **message_to_dict(found[i])} for i in wanted if i in found],
+        "missing": [i for i in wanted if i not in found],
+    }
+
+
+@api.get("/summaries/{summary}/originals")
+async def originals(summary: str, state: State) -> dict[str, Any]:
+    try:
+        messages = await asyncio.to_thread(state.store.expand, summary)
+    except UnknownSummaryError:
+        raise ProxyError(404, f"no summary {summary!r}", "id") from None
+    except StoreError as exc:  # an integrity failure: say so, never show unverified text
+        raise ProxyError(500, str(exc), "id") from None
+    return {"id": summary, "verified": True, "messages": [message_to_dict(m) for m in messages]}
+
+
+@api.delete("/sessions/{session}")
+async def delete_session(session: str, state: State) -> dict[str, Any]:
+    state.sessions.forget(session)
+    if not await asyncio.to_thread(state.store.delete_session, session):
+        raise ProxyError(404, f"no session {session!r}", "id")
+    await state.hub.publish(session, {"type": "session_cleared", "sessionId": session})
+    return {"deleted": session}
+
+
+@api.post("/sessions/{session}/compact")
+async def compact_session(session: str, state: State) -> Response:
+    prepared = await state.sessions.compact_now(session)
+    if prepared is not None:
+        return JSONResponse(
+            {
+                "id": session,
+                "status": "compacted" if prepared.changed else "unchanged",
+                "tokens_before": prepared.tokens_before,
+                "tokens_after": prepared.tokens_after,
+            }
+        )
+    if not await asyncio.to_thread(state.store.request_compact, session):
+        raise ProxyError(404, f"no session {session!r}", "id")
+    return JSONResponse({"id": session, "status": "requested"}, status_code=202)
+
+
+@api.get("/events", response_class=EventSourceResponse)
+async def events(request: Request, state: State, session: str | None = None) -> AsyncIterator[ServerSentEvent]:
+    """Server-sent events: each ``context_summarized`` (and failure, clear) event of every instance, as it
+    happens; ``Last-Event-ID`` (or ``?after=``) replays what a reconnecting client missed."""
+    after = request.headers.get("last-event-id") or request.query_params.get("after")
+    sub = state.hub.subscribe(session)
+    try:
+        if after is not None and after.isdigit():
+            for event in await asyncio.to_thread(state.store.events, int(after), session=session, limit=1000):
+                yield ServerSentEvent(raw_data=json.dumps(event.data), event=event.data.get("type"), id=str(event.seq))
+        async for event in sub:
+            yield ServerSentEvent(raw_data=json.dumps(event.data), event=event.data.get("type"), id=str(event.seq))
+    finally:
+        state.hub.unsubscribe(sub)
+
+
+@api.post("/compact")
+async def compact_stateless(request: Request, state: State) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise ProxyError(400, "request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ProxyError(400, "request body must be a JSON object")
+    try:
+        return await compact_document(cast(dict[str, Any], body), state.settings.config)
+    except ChainsumError as exc:
+        raise ProxyError(400, str(exc), "conversation") from None
+
+
+@open_routes.get("/healthz")
+async def healthz(state: State) -> dict[str, Any]:
+    await asyncio.to_thread(state.store.last_event_seq)  # the store answers
+    return {"status": "ok", "sessions_live": len(state.sessions), "subscribers": state.hub.subscribers}
+
+
+@open_routes.get("/metrics")
+async def metrics(state: State) -> Response:
+    return Response(state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")

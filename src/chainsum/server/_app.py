@@ -1,0 +1,152 @@
+"""`create_app`: the FastAPI app of ``chainsum serve``, its long-lived resources opened in the lifespan.
+
+The lifespan opens the store (SQLite file, or PostgreSQL for several workers or hosts), one pooled httpx client
+for every upstream call (keep-alive connections; a connect timeout, and a read timeout long enough for slow
+generations), the event hub's follower, and the session registry; it closes them in reverse order. Routers reach
+them through the request (`_state.state_of`), never through module globals.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from ..manager import AnySummarizer
+from ..store import SQLiteStore, SqlStore
+from ..tokens import HeuristicCounter, TokenCounter
+from ._api import api, open_routes
+from ._errors import ProxyError, api_error, provider_error
+from ._hub import EventHub
+from ._metrics import Metrics
+from ._proxy import router as proxy_router
+from ._sessions import Sessions
+from ._settings import ServerSettings
+from ._state import AppState
+
+__all__ = ["create_app", "open_store"]
+
+logger = logging.getLogger(__name__)
+
+
+def open_store(settings: ServerSettings) -> SqlStore:
+    """The store the settings name: PostgreSQL when given, else the SQLite file (``chainsum.db`` by default)."""
+    if settings.postgres is not None:
+        from ..store import PostgresStore
+
+        return PostgresStore(settings.postgres)
+    return SQLiteStore(settings.db or "chainsum.db")
+
+
+def create_app(
+    settings: ServerSettings | None = None,
+    *,
+    store: SqlStore | None = None,
+    summarizers: Sequence[AnySummarizer] | None = None,
+    counter: TokenCounter | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    event_poll_s: float = 0.5,
+) -> FastAPI:
+    """The app. `store`, `summarizers`, `counter` and `transport` replace what the settings would make (tests,
+    and embedding the proxy in an app of one's own); a given `store` is not closed by the app."""
+    settings = settings or ServerSettings.from_env()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
+        opened = store if store is not None else open_store(settings)
+        listen = getattr(opened, "url", None) if settings.postgres is not None or hasattr(opened, "url") else None
+        hub = EventHub(opened, poll_s=event_poll_s, listen_url=listen)
+        metrics = Metrics()
+        the_counter = counter or HeuristicCounter()
+        client = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(settings.read_timeout_s, connect=settings.connect_timeout_s),
+            limits=httpx.Limits(max_connections=512, max_keepalive_connections=64),
+            follow_redirects=False,
+        )
+        sessions = Sessions(opened, settings, hub, metrics, summarizers=summarizers, counter=the_counter)
+        app.state.chainsum = AppState(
+            settings=settings,
+            store=opened,
+            sessions=sessions,
+            hub=hub,
+            metrics=metrics,
+            client=client,
+            counter=the_counter,
+        )
+        await hub.start()
+        logger.info(
+            "upstream=<%s>, anthropic_upstream=<%s> | chainsum serve ready",
+            settings.upstream,
+            settings.anthropic_upstream,
+        )
+        try:
+            yield
+        finally:
+            await sessions.drain()
+            await hub.close()
+            await client.aclose()
+            if store is None:
+                opened.close()
+
+    app = FastAPI(
+        title="chainsum",
+        version=_version(),
+        lifespan=lifespan,
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+
+    @app.exception_handler(ProxyError)
+    async def proxy_error(request: Request, exc: ProxyError) -> JSONResponse:
+        if request.url.path.startswith("/v1/"):
+            return provider_error(
+                "anthropic" if request.url.path == "/v1/messages" else "openai", exc.status, exc.message, exc.field
+            )
+        return api_error(exc.status, exc.message, exc.field)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = cast(list[dict[str, Any]], exc.errors())
+        first: dict[str, Any] = errors[0] if errors else {}
+        loc = cast(list[object], first.get("loc") or [])
+        where = ".".join(str(p) for p in loc if p not in ("query", "path", "body"))
+        return api_error(400, f"{where or 'request'}: {first.get('msg', 'invalid')}", where or None)
+
+    app.include_router(proxy_router)
+    app.include_router(api)
+    app.include_router(open_routes)
+    _mount_page(app)
+    return app
+
+
+def _mount_page(app: FastAPI) -> None:
+    """The web page (``chainsum.server.static``), when it is shipped: ``/`` and its files under ``/static``."""
+    static = Path(__file__).parent / "static"
+    if not (static / "index.html").is_file():
+        return
+    from fastapi.responses import FileResponse
+    from fastapi.staticfiles import StaticFiles
+
+    app.mount("/static", StaticFiles(directory=static), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(static / "index.html", headers={"Cache-Control": "no-cache"})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chainsum")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
+        return "0"

@@ -1,0 +1,111 @@
+"""Which session a proxied request belongs to, and whose it is.
+
+A client that names its session is believed: ``X-Chainsum-Session``, else the session header a client sends of its
+own accord (Claude Code's ``X-Claude-Code-Session-Id``, ``session-id``, ``x-session-id``), else a field of the body
+that identifies the conversation (OpenAI's ``prompt_cache_key``, ``metadata.session_id``, the session part of
+Anthropic's ``metadata.user_id``, which Claude Code fills with ``..._session_<uuid>`` or a JSON object holding a
+``session_id``). A client that says nothing gets a fingerprint of how its conversation starts (the system prompt
+and the first user message), so that the same conversation resent keeps its session.
+
+Every session is scoped by a hash of the client's credentials (``Authorization`` / ``x-api-key``): two clients
+naming the same session never share it, and the credential itself appears nowhere (only 10 hex digits of its
+SHA-256, which cannot be turned back into a key).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+__all__ = ["SESSION_HEADERS", "SessionKey", "credential_scope", "session_key"]
+
+SESSION_HEADERS = ("x-chainsum-session", "x-claude-code-session-id", "session-id", "x-session-id")
+"""Headers naming the session, in order of preference (lower case, as Starlette gives them)."""
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._:-]")
+_CLAUDE_SESSION = re.compile(r"_session_([A-Za-z0-9-]+)$")
+_MAX_NAME = 96
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """A request's session: `id` keys its archive and state; `label` is what people see; `source` says how it was
+    recognised (``header``, ``body``, ``fingerprint``)."""
+
+    id: str
+    label: str
+    source: str
+
+
+def credential_scope(headers: Mapping[str, str]) -> str:
+    """10 hex digits of the SHA-256 of the client's credentials (``anon`` when it sent none)."""
+    secret = headers.get("authorization") or headers.get("x-api-key") or ""
+    if not secret:
+        return "anon"
+    return hashlib.sha256(secret.encode()).hexdigest()[:10]
+
+
+def _clean(name: str) -> str:
+    return _UNSAFE.sub("_", name.strip())[:_MAX_NAME]
+
+
+def _from_body(body: Mapping[str, Any]) -> str | None:
+    key = body.get("prompt_cache_key")
+    if isinstance(key, str) and key.strip():
+        return key
+    metadata = body.get("metadata")
+    if not isinstance(metadata, Mapping):
+        return None
+    meta = cast(Mapping[str, Any], metadata)
+    session = meta.get("session_id")
+    if isinstance(session, str) and session.strip():
+        return session
+    user = meta.get("user_id")
+    if not isinstance(user, str):
+        return None
+    if user.startswith("{"):
+        try:
+            parsed = json.loads(user)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            found = cast(dict[str, Any], parsed).get("session_id")
+            if isinstance(found, str) and found.strip():
+                return found
+        return None
+    match = _CLAUDE_SESSION.search(user)
+    return match.group(1) if match else None
+
+
+def _fingerprint(system: object, messages: Sequence[Any]) -> str:
+    """The system prompt and the first user message, hashed: what stays the same as a conversation grows."""
+
+    def role(m: object) -> object:
+        return cast(Mapping[str, Any], m).get("role") if isinstance(m, Mapping) else None
+
+    first_user: object = next((m for m in messages if role(m) == "user"), messages[0] if messages else None)
+    system_messages: list[object] = [m for m in messages[:3] if role(m) == "system"]
+    blob = json.dumps([system, system_messages, first_user], sort_keys=True, default=str)
+    return "fp-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def session_key(
+    headers: Mapping[str, str], body: Mapping[str, Any], *, system: object, messages: Sequence[Any]
+) -> SessionKey:
+    """The session of a request (see the module docstring), its id scoped by the client's credentials."""
+    scope = credential_scope(headers)
+    for name in SESSION_HEADERS:
+        value = headers.get(name, "").strip()
+        if value:
+            label = _clean(value)
+            return SessionKey(f"{label}~{scope}", label, "header")
+    named = _from_body(body)
+    if named is not None:
+        label = _clean(named)
+        return SessionKey(f"{label}~{scope}", label, "body")
+    label = _fingerprint(system, messages)
+    return SessionKey(f"{label}~{scope}", label, "fingerprint")

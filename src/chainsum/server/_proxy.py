@@ -1,0 +1,231 @@
+"""The proxy routes: ``POST /v1/chat/completions``, ``POST /v1/messages``, ``POST /v1/responses`` and
+``GET /v1/models``.
+
+Each request: read the body (413 over the limit, 400 when it is not a JSON object or its history is not a list,
+in the provider's error shape naming the field); find its session (`_identity`) and window (the
+``X-Chainsum-Context-Window`` header, else the configured window, else the model table; an unknown model is
+passed through untouched and says so in ``X-Chainsum-Skipped``); prepare the history (`_sessions`); send the body
+upstream (the client's own bytes when nothing changed) and relay the answer unchanged, as it arrives.
+
+A compaction is announced to a streaming client before the first chunk. On the OpenAI routes it is an SSE comment
+line, ``: context_summarized {json}``, which every SSE parser skips (the OpenAI Python SDK turns every *named*
+event into a chunk and fails on an unknown one); a client that sends ``X-Chainsum-Events: named`` gets the named
+event instead. The Anthropic SDK passes unknown named events by, so ``/v1/messages`` gets ``event:
+context_summarized``. Every response carries ``X-Chainsum-Session``, ``X-Chainsum-Summarized``,
+``X-Chainsum-Tokens-Before`` and ``X-Chainsum-Tokens-After``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import httpx
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import StreamingResponse
+
+from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window
+from ._errors import Dialect, ProxyError, provider_error
+from ._identity import session_key
+from ._state import AppState, state_of
+from ._upstream import client_headers, relay, upstream_headers
+
+__all__ = ["router"]
+
+logger = logging.getLogger(__name__)
+
+router = APIRouter()
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    name: str
+    dialect: Dialect
+    fmt: str
+    provider: str
+    history: str
+    """The body field holding the history."""
+    upstream_path: str
+    """Below the upstream base URL (OpenAI bases end in /v1, Anthropic's does not)."""
+
+
+_CHAT = _Route("chat", "openai", "openai", "openai", "messages", "/chat/completions")
+_MESSAGES = _Route("messages", "anthropic", "anthropic", "anthropic", "messages", "/v1/messages")
+_RESPONSES = _Route("responses", "openai", "openai-responses", "openai", "input", "/responses")
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ProxyError(413, f"request body of {int(declared):,} bytes is over the limit of {limit:,} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ProxyError(413, f"request body is over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    try:
+        body = json.loads(raw)
+    except RecursionError:
+        raise ProxyError(400, "request body is nested too deeply") from None
+    except ValueError as exc:
+        raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise ProxyError(400, f"request body must be a JSON object, got {type(body).__name__}")
+    return cast(dict[str, Any], body)
+
+
+def _window(headers: Mapping[str, str], state: AppState, model: str) -> int | None:
+    given = headers.get("x-chainsum-context-window")
+    if given is not None:
+        if not given.strip().isdigit() or int(given) < 1:
+            raise ProxyError(400, f"X-Chainsum-Context-Window {given!r}: expected a positive whole number of tokens")
+        return int(given)
+    if state.settings.context_window is not None:
+        return state.settings.context_window
+    try:
+        return context_window(model) if model else None
+    except UnknownModelError:
+        return None
+
+
+def _reserve(body: Mapping[str, Any], window: int, state: AppState) -> int:
+    """Tokens the request needs beyond its history: its tool definitions, and the answer it asks room for (at
+    most a quarter of the window: a client asking for the whole window still gets a history)."""
+    reserved = 0
+    tools = body.get("tools")
+    if tools:
+        reserved += state.counter.count_text(json.dumps(tools, ensure_ascii=False))
+    for name in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
+        value = body.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            reserved += min(value, window // 4)
+            break
+    return reserved
+
+
+def _announcement(route: _Route, headers: Mapping[str, str], data: Mapping[str, Any]) -> bytes:
+    payload = json.dumps(data, separators=(",", ":"))
+    named = route.dialect == "anthropic" or headers.get("x-chainsum-events", "").strip().lower() == "named"
+    if named:
+        return f"event: {data['type']}\ndata: {payload}\n\n".encode()
+    return f": {data['type']} {payload}\n\n".encode()
+
+
+async def _proxy(request: Request, route: _Route) -> Response:
+    state = state_of(request)
+    started = time.perf_counter()
+    try:
+        return await _handle(request, route, state, started)
+    except ProxyError as exc:
+        state.metrics.requests.labels(route=route.name, status=str(exc.status)).inc()
+        return provider_error(route.dialect, exc.status, exc.message, exc.field)
+
+
+async def _handle(request: Request, route: _Route, state: AppState, started: float) -> Response:
+    raw = await _read_body(request, state.settings.max_body_bytes)
+    body = _parse(raw)
+    headers = request.headers
+    model = body.get("model")
+    if not isinstance(model, str):
+        raise ProxyError(400, "model: expected a string", "model")
+    items = body.get(route.history)
+    passthrough = route.name == "responses" and (body.get("previous_response_id") or not isinstance(items, list))
+    if not passthrough and not isinstance(items, list):
+        raise ProxyError(400, f"{route.history}: expected a list of messages", route.history)
+    system: object = body.get("system") if route.dialect == "anthropic" else body.get("instructions")
+    extra: dict[str, str] = {}
+    prepared: Prepared[Any] | None = None
+    window = None if passthrough else _window(headers, state, model)
+    if passthrough:
+        extra["X-Chainsum-Skipped"] = "previous_response_id" if body.get("previous_response_id") else "string input"
+    elif window is None:
+        extra["X-Chainsum-Skipped"] = "unknown model (set X-Chainsum-Context-Window)"
+    elif items:
+        history = cast(list[Any], items)
+        key = session_key(headers, body, system=system, messages=history)
+        live = state.sessions.live(key, fmt=route.fmt, provider=route.provider, window=window)
+        live.model = model
+        extra["X-Chainsum-Session"] = key.id
+        prepared = await state.sessions.prepare(live, history, system=system, reserved=_reserve(body, window, state))
+        if prepared is None:
+            extra["X-Chainsum-Error"] = "summarization failed; history sent unchanged"
+    state.metrics.prepare_seconds.labels(route=route.name).observe(time.perf_counter() - started)
+    content = raw
+    event: SummarizationEvent | None = None
+    if prepared is not None:
+        if prepared.messages is not items:
+            content = json.dumps({**body, route.history: list(prepared.messages)}, ensure_ascii=False).encode()
+        if isinstance(prepared.event, SummarizationEvent):
+            event = prepared.event
+        extra["X-Chainsum-Summarized"] = "true" if event is not None else "false"
+        extra["X-Chainsum-Tokens-Before"] = str(prepared.tokens_before)
+        extra["X-Chainsum-Tokens-After"] = str(prepared.tokens_after)
+    base = state.settings.anthropic_upstream if route.dialect == "anthropic" else state.settings.upstream
+    return await _forward(request, route, state, f"{base.rstrip('/')}{route.upstream_path}", content, extra, event)
+
+
+async def _forward(
+    request: Request,
+    route: _Route,
+    state: AppState,
+    url: str,
+    content: bytes,
+    extra: dict[str, str],
+    event: SummarizationEvent | None,
+) -> Response:
+    query = request.url.query
+    upstream_request = state.client.build_request(
+        request.method, url + (f"?{query}" if query else ""), headers=upstream_headers(request.headers), content=content
+    )
+    sent = time.perf_counter()
+    try:
+        response = await state.client.send(upstream_request, stream=True)
+    except httpx.TimeoutException:
+        raise ProxyError(504, f"upstream {url} did not answer in time") from None
+    except httpx.HTTPError as exc:
+        raise ProxyError(502, f"upstream {url} unreachable: {type(exc).__name__}") from None
+    state.metrics.upstream_seconds.labels(route=route.name).observe(time.perf_counter() - sent)
+    state.metrics.requests.labels(route=route.name, status=str(response.status_code)).inc()
+    prefix = b""
+    streaming = response.headers.get("content-type", "").startswith("text/event-stream")
+    if event is not None and streaming and response.status_code == 200:
+        session = extra.get("X-Chainsum-Session", "")
+        prefix = _announcement(route, request.headers, event.to_context_summarized(session).to_json_dict())
+    out_headers = {**client_headers(response.headers), **extra}
+    return StreamingResponse(relay(response, prefix), status_code=response.status_code, headers=out_headers)
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    return await _proxy(request, _CHAT)
+
+
+@router.post("/v1/messages")
+async def messages(request: Request) -> Response:
+    return await _proxy(request, _MESSAGES)
+
+
+@router.post("/v1/responses")
+async def responses(request: Request) -> Response:
+    return await _proxy(request, _RESPONSES)
+
+
+@router.get("/v1/models")
+async def models(request: Request) -> Response:
+    """Passed through to the OpenAI-style upstream (the client's credentials go with it)."""
+    state = state_of(request)
+    url = f"{state.settings.upstream.rstrip('/')}/models"
+    try:
+        return await _forward(request, _Route("models", "openai", "", "", "", ""), state, url, b"", {}, None)
+    except ProxyError as exc:
+        return provider_error("openai", exc.status, exc.message, exc.field)

@@ -1,0 +1,281 @@
+"""`Sessions`: the live sessions of one server process, each with its `ContextManager`, and what is known of them.
+
+A request is prepared under its session's lock (a conversation's turns come one at a time; a retry that arrives
+while the first attempt is being prepared waits for it instead of racing it). The manager keeps what it mapped in
+the store, so any process serving the session next continues from it; the store's session lease makes one of
+several processes summarize while the others wait and take its result.
+
+The session directory (`chainsum.store.SessionDirectory`) is written in the background, at most once a second per
+session plus at every compaction: the tokens in use, the window, the compactions, and a snapshot of the context the
+model saw, so that the session API of any instance can show it. A failure of any of that is logged and never
+delays or fails the proxied request.
+
+Failing open: an error inside chainsum (not the client's malformed input) sends the request upstream unchanged,
+publishes a ``summarization_failed`` event and counts it; the conversation goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import FormatError
+from ..manager import (
+    AnySummarizer,
+    ContextManager,
+    ManagerEvent,
+    Prepared,
+    SummarizationEvent,
+    SummarizationFailedEvent,
+    WindowExceededEvent,
+)
+from ..messages import messages_to_list
+from ..store import SqlStore
+from ..tokens import TokenCounter
+from ._errors import ProxyError
+from ._hub import EventHub
+from ._identity import SessionKey
+from ._metrics import Metrics
+from ._settings import ServerSettings
+
+__all__ = ["Live", "Sessions", "event_json"]
+
+logger = logging.getLogger(__name__)
+
+
+def event_json(event: ManagerEvent, session: str) -> dict[str, Any]:
+    """The JSON an event is published as: the spec's ``context_summarized`` event for a summarization, and two
+    events of the same shape (``type``, ``sessionId``, ``message``) for a failure and an overflow."""
+    match event:
+        case SummarizationEvent():
+            return event.to_context_summarized(session).to_json_dict()
+        case SummarizationFailedEvent():
+            return {
+                "type": "summarization_failed",
+                "sessionId": session,
+                "error": event.error,
+                "errorKind": event.error_kind,
+                "tokensBefore": event.tokens_before,
+                "message": "Summarization failed; the history was sent unchanged",
+            }
+        case WindowExceededEvent():
+            return {
+                "type": "window_exceeded",
+                "sessionId": session,
+                "tokens": event.tokens,
+                "window": event.window,
+                "message": f"The request is over the context window: {event.detail}",
+            }
+
+
+@dataclass(eq=False, slots=True)
+class Live:
+    """One session served by this process."""
+
+    key: SessionKey
+    fmt: str
+    window: int
+    manager: ContextManager
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    model: str = ""
+    last_items: Sequence[Any] | None = None
+    """The client's history as last received (a manual compaction runs on it)."""
+    last_system: object = None
+    last_reserved: int = 0
+    tokens: int = 0
+    messages: int = 0
+    recalled: tuple[str, ...] = ()
+    """Archive ids recalled into the last request."""
+    record_tokens: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
+    """Tokens before and after the compaction that wrote each summary record (the last 100)."""
+    compactions: int = 0
+    touched_at: float = 0.0
+    force_next: bool = False
+    """A compaction was asked for (`Sessions.request_compact`) and runs at the next request."""
+
+
+class Sessions:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        settings: ServerSettings,
+        hub: EventHub,
+        metrics: Metrics,
+        *,
+        summarizers: Sequence[AnySummarizer] | None = None,
+        counter: TokenCounter | None = None,
+        touch_every_s: float = 1.0,
+        max_live: int = 1024,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.hub = hub
+        self.metrics = metrics
+        self.summarizers = summarizers
+        self.counter = counter
+        self.touch_every_s = touch_every_s
+        self.max_live = max_live
+        self._live: OrderedDict[str, Live] = OrderedDict()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # the live sessions -------------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def get(self, session: str) -> Live | None:
+        return self._live.get(session)
+
+    def live(self, key: SessionKey, *, fmt: str, provider: str, window: int) -> Live:
+        """The session's live entry, made (or remade, for another window or format) as needed."""
+        live = self._live.get(key.id)
+        if live is not None and live.window == window and live.fmt == fmt:
+            self._live.move_to_end(key.id)
+            return live
+        manager = ContextManager(
+            self.settings.config,
+            context_window=window,
+            counter=self.counter,
+            summarizers=self.summarizers,
+            provider=provider,
+            archive=self.store,
+            session=key.id,
+            format=fmt,
+            on_event=lambda event: self._on_event(key.id, event),
+        )
+        fresh = Live(key=key, fmt=fmt, window=window, manager=manager)
+        if live is not None:
+            fresh.lock = live.lock
+            fresh.compactions = live.compactions
+            fresh.record_tokens = live.record_tokens
+        else:
+            fresh.compactions = len(self.store.records(key.id))
+            known = self.store.session_info(key.id)
+            if known is not None:
+                fresh.record_tokens = dict(known.info.get("record_tokens") or {})
+        self._live[key.id] = fresh
+        while len(self._live) > self.max_live:
+            self._live.popitem(last=False)
+        return fresh
+
+    def forget(self, session: str) -> None:
+        self._live.pop(session, None)
+
+    # preparing ---------------------------------------------------------------------------------------------------
+    async def prepare(
+        self, live: Live, items: Sequence[Any], *, system: object, reserved: int, force: bool = False
+    ) -> Prepared[Any] | None:
+        """The history to send (None: send the client's unchanged, chainsum failed open). Raises `ProxyError` for
+        a history that cannot be read (the client's fault)."""
+        async with live.lock:
+            force = force or live.force_next
+            live.force_next = False
+            live.last_items, live.last_system, live.last_reserved = items, system, reserved
+            try:
+                prepared = await live.manager.prepare(items, system=system, reserved_tokens=reserved, force=force)
+            except FormatError as exc:
+                raise ProxyError(400, f"{_field(live.fmt)}: {exc}", _field(live.fmt)) from None
+            except Exception as exc:
+                logger.exception("session=<%s> | preparing failed; sending the history unchanged", live.key.id)
+                self.metrics.failures.inc()
+                failed = {
+                    "type": "summarization_failed",
+                    "sessionId": live.key.id,
+                    "error": f"{type(exc).__name__}: {exc}",
+                    "message": "Summarization failed; the history was sent unchanged",
+                }
+                self._background(self.hub.publish(live.key.id, failed))
+                return None
+            live.tokens = prepared.tokens_after
+            live.recalled = prepared.recalled
+            live.messages = len(prepared.messages)
+            if prepared.changed:
+                live.compactions += 1
+            self._maybe_touch(live, urgent=prepared.changed or live.touched_at == 0.0)
+            return prepared
+
+    async def compact_now(self, session: str) -> Prepared[Any] | None:
+        """A manual compaction of a session live here, on its last received history (None when not live here)."""
+        live = self._live.get(session)
+        if live is None or live.last_items is None:
+            return None
+        return await self.prepare(
+            live, live.last_items, system=live.last_system, reserved=live.last_reserved, force=True
+        )
+
+    # events and the directory ------------------------------------------------------------------------------------
+    async def _on_event(self, session: str, event: ManagerEvent) -> None:
+        match event:
+            case SummarizationEvent():
+                live = self._live.get(session)
+                if live is not None:
+                    for rid in event.record_ids:
+                        live.record_tokens[rid] = [event.tokens_before, event.tokens_after]
+                    while len(live.record_tokens) > 100:
+                        del live.record_tokens[next(iter(live.record_tokens))]
+                self.metrics.compactions.labels(reason=event.reason).inc()
+                self.metrics.summarizer_calls.inc(event.summarizer_calls)
+                self.metrics.summarizer_seconds.inc(event.duration_s)
+                self.metrics.tokens_removed.inc(max(0, event.tokens_removed))
+            case SummarizationFailedEvent():
+                self.metrics.failures.inc()
+            case WindowExceededEvent():
+                pass
+        try:
+            await self.hub.publish(session, event_json(event, session))
+        except Exception:
+            logger.exception("session=<%s> | publishing an event failed", session)
+
+    def info(self, live: Live) -> dict[str, Any]:
+        return {
+            "tokens": live.tokens,
+            "window": live.window,
+            "messages": live.messages,
+            "compactions": live.compactions,
+            "summarized": live.compactions > 0,
+            "model": live.model,
+            "format": live.fmt,
+            "source": live.key.source,
+            "record_tokens": dict(live.record_tokens),
+        }
+
+    def _maybe_touch(self, live: Live, *, urgent: bool) -> None:
+        now = time.monotonic()
+        if not urgent and now - live.touched_at < self.touch_every_s:
+            return
+        live.touched_at = now
+        info = self.info(live)
+        context = live.manager.context()
+        self._background(self._touch(live, info, context))
+
+    async def _touch(self, live: Live, info: dict[str, Any], context: Sequence[Any]) -> None:
+        def write() -> bool:
+            snapshot = json.dumps(messages_to_list(context), ensure_ascii=False)
+            return self.store.touch_session(live.key.id, live.key.label, info, snapshot)
+
+        try:
+            if await asyncio.to_thread(write):
+                live.force_next = True
+        except Exception:
+            logger.exception("session=<%s> | updating the session directory failed", live.key.id)
+
+    def _background(self, coro: Any) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait for the background directory writes (at shutdown, and in tests)."""
+        while self._tasks:
+            await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
+
+
+def _field(fmt: str) -> str:
+    return "input" if fmt == "openai-responses" else "messages"

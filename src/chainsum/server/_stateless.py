@@ -1,0 +1,78 @@
+"""``POST /api/compact``: what ``chainsum compact`` does, JSON in and out, nothing stored.
+
+The body: ``{"conversation": <a document in any format chainsum reads>, "budget": tokens, "format": optional,
+"provider": optional, "strategy": optional, "hard_limit": optional}``. The answer: the compacted document (in the
+input's format, or the provider's) and the same report as the CLI's ``--report``, whose ``fits``, ``valid`` and
+``errors`` say whether the result fell short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, cast
+
+from ..executor import check_budget, check_hard_limit, compact
+from ..formats import Conversation, Dropped, dump, load, output_target
+from ..manager import ManagerConfig, summarizers_from_config
+from ..rules import PROVIDERS
+from ..strategies import STRATEGIES, StrategyOptions, strategy_named
+from ..tokens import HeuristicCounter
+from ._errors import ProxyError
+
+__all__ = ["compact_document"]
+
+
+def _text(body: Mapping[str, Any], name: str, choices: tuple[str, ...] | None = None) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or (choices is not None and value not in choices):
+        allowed = f"one of {', '.join(choices)}" if choices else "a string"
+        raise ProxyError(400, f"{name}: expected {allowed}, got {value!r}", name)
+    return value
+
+
+def _tokens(body: Mapping[str, Any], name: str) -> int | None:
+    try:
+        return check_budget(body.get(name), name)
+    except (TypeError, ValueError) as exc:
+        raise ProxyError(400, str(exc), name) from None
+
+
+async def compact_document(body: Mapping[str, Any], config: ManagerConfig) -> dict[str, Any]:
+    if "conversation" not in body:
+        raise ProxyError(400, "conversation: required (the history, in any format chainsum reads)", "conversation")
+    budget = _tokens(body, "budget")
+    hard_limit = _tokens(body, "hard_limit")
+    try:
+        check_hard_limit(hard_limit, budget, "hard_limit", "budget")
+    except ValueError as exc:
+        raise ProxyError(400, str(exc), "hard_limit") from None
+    provider = _text(body, "provider", tuple(PROVIDERS))
+    fmt = _text(body, "format")
+    strategy = _text(body, "strategy", tuple(STRATEGIES))
+    if strategy is not None:
+        config = replace(config, strategy=strategy)
+    conv = load(body["conversation"], format=fmt)
+    target, out_format = output_target(conv.format, provider)
+    result = await compact(
+        conv.messages,
+        strategy_named(config.strategy, StrategyOptions(summary_ratio=config.summary_ratio)),
+        summarizer=cast(Any, summarizers_from_config(config)[0]),
+        counter=HeuristicCounter(),
+        budget=budget,
+        hard_limit=hard_limit,
+        provider=target,
+        max_depth=config.max_summary_chain_depth,
+        summary_role="system" if config.summary_role == "system" else "user",
+        max_summarizer_input_tokens=config.summarizer_input_cap_tokens,
+    )
+    dropped: list[Dropped] = []
+    doc = dump(Conversation(tuple(result.messages), conv.format, conv.envelope), to=out_format, dropped=dropped)
+    return {
+        "conversation": doc,
+        "format": out_format,
+        "report": result.report(),
+        "dropped": [str(d) for d in dropped],
+    }

@@ -1,0 +1,250 @@
+"""The proxy driven by the official OpenAI SDK, streaming and not, through a real uvicorn server to the fake
+upstream: what the upstream receives stays inside the window and valid, the client's answers are intact, and a
+compaction is announced exactly when it happens, in a way the SDK tolerates."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import openai
+
+from chainsum.formats import load
+from chainsum.rules import validate
+from chainsum.store import SQLiteStore
+from chainsum.testing import FakeLLMServer
+from chainsum.testing.fake_llm import FakeText
+from chainsum.tokens import HeuristicCounter
+from server.server_support import proxy
+
+WINDOW = 2000
+
+
+def question(i: int) -> str:
+    return f"Question {i}: what does order ORD-{1000 + i} contain? " + "please explain in detail " * 12
+
+
+def answer(i: int) -> str:
+    return f"Order ORD-{1000 + i} holds item SKU-{i}. " + "it ships soon and is insured " * 8
+
+
+def upstream_tokens(body: Any) -> int:
+    conv = load(body["messages"], format="openai")
+    return HeuristicCounter().count_messages(list(conv.messages))
+
+
+def test_a_long_conversation_stays_inside_the_window_and_streams_intact(
+    fake: FakeLLMServer, store: SQLiteStore
+) -> None:
+    with proxy(fake, store, context_window=WINDOW) as p:
+        client = p.keep(openai.OpenAI(base_url=p.openai_url, api_key="sk-test", max_retries=0))
+        history: list[Any] = [{"role": "system", "content": "You are the order desk. Keep answers short."}]
+        announced: list[int] = []
+        compactions_seen = 0
+        for i in range(60):
+            history.append({"role": "user", "content": question(i)})
+            fake.script(FakeText(text=answer(i)))
+            before = len(fake.requests)
+            if i % 2:
+                with client.chat.completions.with_streaming_response.create(
+                    model="gpt-4o", messages=history, stream=True
+                ) as response:
+                    summarized = response.headers["x-chainsum-summarized"] == "true"
+                    text = "".join(chunk.choices[0].delta.content or "" for chunk in response.parse() if chunk.choices)
+            else:
+                raw = client.chat.completions.with_raw_response.create(model="gpt-4o", messages=history)
+                summarized = raw.headers["x-chainsum-summarized"] == "true"
+                text = raw.parse().choices[0].message.content or ""
+            assert text == answer(i)  # the client's answer is the upstream's, whole
+            assert len(fake.requests) == before + 1
+            sent = fake.requests[-1].json
+            assert upstream_tokens(sent) <= WINDOW
+            assert validate(list(load(sent["messages"], format="openai").messages), "openai") == []  # type: ignore[index]
+            assert sent["messages"][0] == history[0]  # type: ignore[index]  # the system prompt, verbatim
+            assert sent["messages"][-1] == history[-1]  # type: ignore[index]  # the newest question, verbatim
+            compactions = p.get(f"/api/sessions/{raw_session(p)}")["compactions"]
+            assert summarized == (compactions > compactions_seen)
+            compactions_seen = compactions
+            if summarized:
+                announced.append(i)
+            history.append({"role": "assistant", "content": text})
+        assert len(announced) >= 3  # the conversation is 10x the window: it was compacted, more than once
+        assert sum(upstream_tokens({"messages": history[:1] + history[-2:]}) for _ in (0,)) < WINDOW
+
+
+def raw_session(p: Any) -> str:
+    sessions = p.get("/api/sessions")["sessions"]
+    assert len(sessions) == 1
+    return sessions[0]["id"]
+
+
+def stream_raw(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[httpx.Headers, str]:
+    with httpx.stream(
+        "POST", url + "/v1/chat/completions", json=body, headers={"Authorization": "Bearer sk-x", **(headers or {})}
+    ) as response:
+        return response.headers, "".join(response.iter_text())
+
+
+def grown_history(n: int) -> list[dict[str, str]]:
+    history: list[dict[str, str]] = [{"role": "system", "content": "You are the order desk."}]
+    for i in range(n):
+        history += [{"role": "user", "content": question(i)}, {"role": "assistant", "content": answer(i)}]
+    history.append({"role": "user", "content": question(n)})
+    return history
+
+
+def test_the_announcement_is_a_comment_line_before_the_first_chunk_or_a_named_event_on_request(
+    fake: FakeLLMServer, store: SQLiteStore
+) -> None:
+    with proxy(fake, store, context_window=WINDOW) as p:
+        body = {"model": "gpt-4o", "messages": grown_history(14), "stream": True}
+        fake.script(FakeText(text="first"))
+        headers, text = stream_raw(p.url, body, {"X-Chainsum-Session": "s1"})
+        assert headers["x-chainsum-summarized"] == "true"
+        first, _, rest = text.partition("\n\n")
+        assert first.startswith(": context_summarized {")
+        event = json.loads(first.removeprefix(": context_summarized "))
+        assert event["type"] == "context_summarized" and event["sessionId"] == headers["x-chainsum-session"]
+        assert event["tokensBefore"] == int(headers["x-chainsum-tokens-before"])
+        assert event["tokensBefore"] - event["tokensAfter"] == event["tokensRemoved"] > 0
+        assert event["message"] == f"Context optimized: {event['tokensRemoved']:,} tokens compressed"
+        assert set(event) == {
+            "type",
+            "sessionId",
+            "tokensBefore",
+            "tokensAfter",
+            "tokensRemoved",
+            "messagesSummarized",
+            "contextCompressionRatio",
+            "message",
+        }
+        assert rest.startswith("data: {") and rest.rstrip().endswith("data: [DONE]")
+
+        fake.script(FakeText(text="second"))
+        named = {"model": "gpt-4o", "messages": grown_history(14), "stream": True}
+        headers, text = stream_raw(p.url, named, {"X-Chainsum-Session": "s2", "X-Chainsum-Events": "named"})
+        assert headers["x-chainsum-summarized"] == "true"
+        assert text.startswith("event: context_summarized\ndata: {")
+
+        fake.script(FakeText(text="third"))  # the same session again: nothing new to compact, nothing announced
+        again = {"model": "gpt-4o", "messages": [*grown_history(14), {"role": "assistant", "content": "second"}]}
+        again["messages"].append({"role": "user", "content": "and then?"})
+        headers, text = stream_raw(p.url, {**again, "stream": True}, {"X-Chainsum-Session": "s2"})
+        assert headers["x-chainsum-summarized"] == "false"
+        assert text.startswith("data: {")
+
+
+def test_the_openai_sdk_reads_a_stream_that_carries_the_announcement(fake: FakeLLMServer, store: SQLiteStore) -> None:
+    with proxy(fake, store, context_window=WINDOW) as p:
+        client = p.keep(
+            openai.OpenAI(
+                base_url=p.openai_url, api_key="sk-test", max_retries=0, default_headers={"X-Chainsum-Session": "sdk"}
+            )
+        )
+        fake.script(FakeText(text="All orders ship on Monday."))
+        with client.chat.completions.with_streaming_response.create(
+            model="gpt-4o",
+            messages=grown_history(14),
+            stream=True,  # type: ignore[arg-type]
+        ) as response:
+            assert response.headers["x-chainsum-summarized"] == "true"
+            chunks = list(response.parse())
+        assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == "All orders ship on Monday."
+        assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+def test_a_retried_or_edited_history_is_never_answered_with_a_stale_context(
+    fake: FakeLLMServer, store: SQLiteStore
+) -> None:
+    with proxy(fake, store, context_window=WINDOW) as p:
+        client = p.keep(
+            openai.OpenAI(
+                base_url=p.openai_url, api_key="sk-test", max_retries=0, default_headers={"X-Chainsum-Session": "r"}
+            )
+        )
+        history = grown_history(14)
+        client.chat.completions.create(model="gpt-4o", messages=history)  # type: ignore[arg-type]
+        client.chat.completions.create(model="gpt-4o", messages=history)  # type: ignore[arg-type]  # a retry
+        first, retried = fake.requests[-2].json, fake.requests[-1].json
+        assert first["messages"] == retried["messages"]  # type: ignore[index]
+        edited = [*history[:-1], {"role": "user", "content": "Forget that. Where is parcel PCL-777?"}]
+        client.chat.completions.create(model="gpt-4o", messages=edited)  # type: ignore[arg-type]
+        sent = fake.requests[-1].json["messages"]  # type: ignore[index]
+        assert sent[-1]["content"] == "Forget that. Where is parcel PCL-777?"
+        assert "Question 14" not in json.dumps(sent)  # the replaced question is gone, not answered from memory
+        branched = [*history[:3], {"role": "user", "content": "New branch: status of ORD-4242?"}]
+        client.chat.completions.create(model="gpt-4o", messages=branched)  # type: ignore[arg-type]
+        sent = fake.requests[-1].json["messages"]  # type: ignore[index]
+        # short again: sent as it is, plus (maybe) a recall block of archived messages, never the old summary
+        assert [m for m in sent if not str(m["content"]).startswith("[chainsum recall:")] == branched
+        assert "[chainsum record" not in json.dumps(sent)
+
+
+def test_sessions_are_named_by_header_body_or_fingerprint_and_scoped_by_credentials(
+    fake: FakeLLMServer, store: SQLiteStore
+) -> None:
+    with proxy(fake, store, context_window=8000) as p:
+        url = p.url + "/v1/chat/completions"
+        msgs = [{"role": "user", "content": "hello"}]
+
+        def session(headers: dict[str, str], **body: Any) -> str:
+            r = httpx.post(url, json={"model": "gpt-4o", "messages": msgs, **body}, headers=headers)
+            assert r.status_code == 200
+            return r.headers["x-chainsum-session"]
+
+        a = session({"Authorization": "Bearer key-a", "X-Chainsum-Session": "chat 1"})
+        b = session({"Authorization": "Bearer key-b", "X-Chainsum-Session": "chat 1"})
+        assert a.startswith("chat_1~") and b.startswith("chat_1~") and a != b  # same name, two clients
+        assert "key-a" not in a
+        assert session({"Authorization": "Bearer key-a", "session-id": "cc"}).startswith("cc~")
+        assert session({"Authorization": "Bearer key-a"}, prompt_cache_key="pk").startswith("pk~")
+        assert session({"Authorization": "Bearer key-a"}, metadata={"session_id": "ms"}).startswith("ms~")
+        fp1 = session({"Authorization": "Bearer key-a"})
+        assert fp1.startswith("fp-") and fp1 == session({"Authorization": "Bearer key-a"})
+
+
+def test_responses_route_compacts_a_whole_input_and_passes_a_continuation_untouched(
+    fake: FakeLLMServer, store: SQLiteStore
+) -> None:
+    with proxy(fake, store, context_window=WINDOW) as p:
+        client = p.keep(openai.OpenAI(base_url=p.openai_url, api_key="sk-test", max_retries=0))
+        items: list[Any] = []
+        for i in range(14):
+            items += [
+                {"role": "user", "content": question(i)},
+                {"role": "assistant", "content": answer(i)},
+            ]
+        items.append({"role": "user", "content": question(14)})
+        raw = client.responses.with_raw_response.create(model="gpt-4o", input=items, instructions="Be brief.")
+        assert raw.parse().output_text == "A fake summary."
+        assert raw.headers["x-chainsum-summarized"] == "true"
+        sent = fake.requests[-1].json
+        assert sent["instructions"] == "Be brief."  # type: ignore[index]
+        assert len(sent["input"]) < len(items) and sent["input"][-1] == items[-1]  # type: ignore[index]
+        body = {"model": "gpt-4o", "previous_response_id": "resp_1", "input": [{"role": "user", "content": "more"}]}
+        r = httpx.post(
+            p.openai_url + "/responses", content=json.dumps(body), headers={"content-type": "application/json"}
+        )
+        assert r.status_code == 200 and r.headers["x-chainsum-skipped"] == "previous_response_id"
+        assert fake.requests[-1].json == body
+
+
+def test_models_are_passed_through(fake: FakeLLMServer, store: SQLiteStore) -> None:
+    with proxy(fake, store) as p:
+        client = p.keep(openai.OpenAI(base_url=p.openai_url, api_key="sk-test", max_retries=0))
+        assert [m.id for m in client.models.list()] == ["fake-model"]
+        assert fake.requests[-1].headers["authorization"] == "Bearer sk-test"
+
+
+def test_an_unknown_model_without_a_window_goes_through_untouched(fake: FakeLLMServer, store: SQLiteStore) -> None:
+    with proxy(fake, store) as p:
+        body = {"model": "my-local-llama-finetune", "messages": grown_history(30)}
+        r = httpx.post(p.openai_url + "/chat/completions", json=body)
+        assert r.status_code == 200 and "unknown model" in r.headers["x-chainsum-skipped"]
+        assert fake.requests[-1].json == body
+        windowed = httpx.post(
+            p.openai_url + "/chat/completions", json=body, headers={"X-Chainsum-Context-Window": str(WINDOW)}
+        )
+        assert windowed.headers["x-chainsum-summarized"] == "true"
+        assert upstream_tokens(fake.requests[-1].json) <= WINDOW
