@@ -211,7 +211,7 @@ def test_usage_errors_are_one_line_exit_2(args: list[str], needle: str) -> None:
 def test_help_lists_every_command() -> None:
     """Every command the app registers (a new one included) is in ``chainsum --help``."""
     registered = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    assert registered == {"inspect", "validate", "repair", "convert", "compact", "replay", "expand", "search"}
+    assert registered == {"inspect", "validate", "repair", "convert", "compact", "replay", "expand", "search", "serve"}
     code, out, _ = run("--help")
     assert code == 0
     for command in sorted(registered):

@@ -51,7 +51,7 @@ def _preview(message: Message, limit: int = 400) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _context_entry(state: AppState, index: int, message: Message) -> dict[str, Any]:
+def _context_entry(state: AppState, index: int, message: Message, records: dict[str, str]) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "index": index,
         "role": message.role,
@@ -63,7 +63,10 @@ def _context_entry(state: AppState, index: int, message: Message) -> dict[str, A
     if blocks:
         entry["kind"] = "summary"
         entry["depth"] = message_depth(message)
-        entry["blocks"] = [{"id": b.id, "depth": b.depth, "messages": b.messages, "text": b.text} for b in blocks]
+        entry["blocks"] = [
+            {"id": b.id, "record_id": records.get(b.id), "depth": b.depth, "messages": b.messages, "text": b.text}
+            for b in blocks
+        ]
     elif is_recall_message(message):
         entry["kind"] = "recall"
     return entry
@@ -140,7 +143,9 @@ async def get_context(session: str, state: State) -> dict[str, Any]:
             raise ProxyError(404, f"no context for session {session!r}", "id")
         messages = [message_from_dict(d) for d in cast(list[Any], json.loads(snapshot))]
         source = "snapshot"
-    entries = [_context_entry(state, i, m) for i, m in enumerate(messages)]
+    # A block expands through the summary record that wrote it (`/api/summaries/{record_id}/originals`).
+    records = {b: r.id for r in await asyncio.to_thread(state.store.records, session) for b in r.blocks}
+    entries = [_context_entry(state, i, m, records) for i, m in enumerate(messages)]
     return {
         "id": session,
         "source": source,

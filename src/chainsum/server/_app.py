@@ -61,7 +61,7 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
         opened = store if store is not None else open_store(settings)
-        listen = getattr(opened, "url", None) if settings.postgres is not None or hasattr(opened, "url") else None
+        listen: str | None = getattr(opened, "url", None)  # PostgreSQL: LISTEN for other instances' events
         hub = EventHub(opened, poll_s=event_poll_s, listen_url=listen)
         metrics = Metrics()
         the_counter = counter or HeuristicCounter()
@@ -133,9 +133,15 @@ def _mount_page(app: FastAPI) -> None:
     static = Path(__file__).parent / "static"
     if not (static / "index.html").is_file():
         return
+    import mimetypes
+
     from fastapi.responses import FileResponse
     from fastapi.staticfiles import StaticFiles
 
+    # Browsers run ES modules only when served as JavaScript; some systems' tables (the Windows registry) say
+    # text/plain for .js, which StaticFiles would send.
+    mimetypes.add_type("text/javascript", ".js")
+    mimetypes.add_type("text/css", ".css")
     app.mount("/static", StaticFiles(directory=static), name="static")
 
     @app.get("/", include_in_schema=False)

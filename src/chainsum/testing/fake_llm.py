@@ -229,6 +229,11 @@ def _render(reply: FakeReply, dialect: Dialect, model: str) -> _Response:
             assert_never(reply)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256
+    """A hundred clients connecting at once must queue, not be reset (the default backlog is 5)."""
+
+
 class FakeLLMServer:
     """A loopback HTTP server answering OpenAI Chat Completions and Anthropic Messages requests from a script.
 
@@ -258,7 +263,7 @@ class FakeLLMServer:
         if self._httpd is not None:
             return self
         self._closing.clear()
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        httpd = _Server(("127.0.0.1", 0), _make_handler(self))
         httpd.daemon_threads = True
         httpd.block_on_close = False  # a stalled handler must not hold up close()
         self._httpd = httpd
@@ -325,7 +330,10 @@ class FakeLLMServer:
 
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        """Serves one request from the script; never raises, so no thread dies with a traceback."""
+        """Serves one request from the script; never raises, so no thread dies with a traceback. HTTP/1.1, so a
+        client keeps its connection open between requests, as real providers allow."""
+
+        protocol_version = "HTTP/1.1"
 
         def do_POST(self) -> None:
             try:

@@ -1,0 +1,157 @@
+"""HTTP proxy benchmark: what ``chainsum serve`` adds to a request, against calling the upstream directly.
+
+Run: ``uv run python bench/bench_server.py`` (``--quick`` for a short run).
+
+Setup, all on loopback: the fake upstream (`chainsum.testing.FakeLLMServer`, a thread of this process) answers
+every request at once; ``chainsum serve`` runs as its own process (one worker, a SQLite file store) in front of
+it; the client is httpx's async client in this process. Each session is a chat whose client resends its whole
+history every turn (OpenAI Chat Completions, non-streaming), starting from 200 messages and growing by two per
+turn. Every scenario runs twice on the same data: straight to the upstream (the baseline) and through the proxy.
+
+Scenarios: 1 and 100 concurrent sessions with nothing to do (a 128K window; about 20K tokens of history), and 1
+and 100 sessions while compactions happen (an 8K window: each session compacts every few turns). Printed per
+scenario: p50 and p99 latency of both, the p50 and p99 overhead (proxy minus direct, and the ratio), how many
+requests compacted, and the proxy's throughput. The issue's target: p50 overhead <= 2 ms at 200 messages with
+nothing to do, flat as histories grow (the last column compares the overhead of the last quarter of the turns,
+with the longest histories, to the first quarter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from chainsum.testing import FakeLLMServer
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _history(session: int, n: int) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": "You are a helpful assistant for a book club."}]
+    for i in range((n - 1) // 2):
+        out.append({"role": "user", "content": f"[{session}] Day {i}: what did we say about book {i}? " + "hm " * 30})
+        out.append({"role": "assistant", "content": f"Book {i} was about item {i * 7}. " + "indeed " * 30})
+    out.append({"role": "user", "content": f"[{session}] And today?"})
+    return out
+
+
+@dataclass
+class Run:
+    latencies: list[float]
+    compacted: int
+    seconds: float
+
+
+async def _drive(url: str, sessions: int, turns: int, window: int | None, start_messages: int) -> Run:
+    latencies: list[float] = []
+    compacted = 0
+    limits = httpx.Limits(max_connections=sessions + 4, max_keepalive_connections=sessions + 4)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as client:
+
+        async def one(s: int) -> None:
+            nonlocal compacted
+            history = _history(s, start_messages)
+            headers = {"Authorization": "Bearer sk-bench", "X-Chainsum-Session": f"bench-{s}"}
+            if window is not None:
+                headers["X-Chainsum-Context-Window"] = str(window)
+            for t in range(turns):
+                started = time.perf_counter()
+                r = await client.post(
+                    "/chat/completions", json={"model": "gpt-4o", "messages": history}, headers=headers
+                )
+                latencies.append(time.perf_counter() - started)
+                r.raise_for_status()
+                compacted += r.headers.get("x-chainsum-summarized") == "true"
+                history.append({"role": "assistant", "content": r.json()["choices"][0]["message"]["content"]})
+                history.append(
+                    {"role": "user", "content": f"[{s}] Turn {t}: next question about item {t}? " + "hm " * 30}
+                )
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(s) for s in range(sessions)))
+        return Run(latencies, compacted, time.perf_counter() - started)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def _quarters(values: list[float]) -> tuple[float, float]:
+    k = max(1, len(values) // 4)
+    return statistics.median(values[:k]) * 1000, statistics.median(values[-k:]) * 1000
+
+
+def _start_proxy(upstream: str, db: str, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "CHAINSUM_UPSTREAM_URL": upstream, "CHAINSUM_DB": db}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "chainsum", "serve", "--port", str(port), "--log-level", "warning"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit(f"chainsum serve did not start: {proc.stderr.read().decode() if proc.stderr else ''}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="fewer turns")
+    args = parser.parse_args()
+    turns_one, turns_many = (20, 3) if args.quick else (60, 8)
+    scenarios = [
+        ("nothing to do, 1 session", 1, turns_one, 128_000),
+        ("nothing to do, 100 sessions", 100, turns_many, 128_000),
+        ("compacting, 1 session", 1, turns_one, 8_000),
+        ("compacting, 100 sessions", 100, turns_many, 8_000),
+    ]
+    print("bench_server: 200-message chats (about 20K tokens), OpenAI Chat Completions, non-streaming, loopback")
+    with FakeLLMServer() as fake, tempfile.TemporaryDirectory() as tmp:
+        port = _free_port()
+        proxy = _start_proxy(fake.openai_base_url, os.path.join(tmp, "bench.db"), port)
+        try:
+            head = (
+                f"{'scenario':30} {'direct p50/p99 ms':>18} {'proxy p50/p99 ms':>17} {'overhead p50/p99 ms':>20} "
+                f"{'ratio p50':>9} {'compacted':>9} {'proxy req/s':>11} {'overhead first/last q':>22}"
+            )
+            print(head)
+            for name, sessions, turns, window in scenarios:
+                direct = asyncio.run(_drive(fake.openai_base_url, sessions, turns, None, 200))
+                through = asyncio.run(_drive(f"http://127.0.0.1:{port}/v1", sessions, turns, window, 200))
+                d50, d99 = _pct(direct.latencies, 0.5), _pct(direct.latencies, 0.99)
+                p50, p99 = _pct(through.latencies, 0.5), _pct(through.latencies, 0.99)
+                dq, pq = _quarters(direct.latencies), _quarters(through.latencies)
+                print(
+                    f"{name:30} {d50:8.2f}/{d99:<9.2f} {p50:8.2f}/{p99:<8.2f} {p50 - d50:9.2f}/{p99 - d99:<10.2f} "
+                    f"{p50 / d50:9.2f} {through.compacted:9d} {len(through.latencies) / through.seconds:11.1f} "
+                    f"{pq[0] - dq[0]:10.2f}/{pq[1] - dq[1]:<10.2f}"
+                )
+        finally:
+            proxy.terminate()
+            proxy.wait(10)
+
+
+if __name__ == "__main__":
+    main()
