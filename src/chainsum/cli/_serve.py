@@ -50,20 +50,39 @@ def serve_cmd(
     except ImportError as exc:
         fail(f'chainsum serve needs the server extra: pip install "chainsum[server]" ({exc})')
     window = tokens(context_window, "--context-window")
-    given = {
-        "CHAINSUM_UPSTREAM_URL": upstream,
-        "CHAINSUM_ANTHROPIC_UPSTREAM_URL": anthropic_upstream,
-        "CHAINSUM_DB": db,
-        "CHAINSUM_POSTGRES_URL": postgres,
-        "SUMMARIZATION_CONTEXT_WINDOW": str(window) if window else None,
+    given: dict[str, object] = {
+        "upstream": upstream,
+        "anthropic_upstream": anthropic_upstream,
+        "db": db,
+        "postgres": postgres,
+        "context_window": window or None,
     }
-    for name, value in given.items():
-        if value is not None:
-            os.environ[name] = value
     try:
-        settings = ServerSettings.from_env(host=host, port=port, workers=workers, insecure=insecure)
+        settings = ServerSettings.from_env(
+            None,
+            host=host,
+            port=port,
+            workers=workers,
+            insecure=insecure,
+            upstream=upstream,
+            anthropic_upstream=anthropic_upstream,
+            db=db,
+            postgres=postgres,
+            context_window=window or None,
+        )
     except (SettingsError, ValueError) as exc:
         fail(str(exc))
+    # Checked: now hand the options to the worker processes, which read the environment.
+    names = {
+        "upstream": "CHAINSUM_UPSTREAM_URL",
+        "anthropic_upstream": "CHAINSUM_ANTHROPIC_UPSTREAM_URL",
+        "db": "CHAINSUM_DB",
+        "postgres": "CHAINSUM_POSTGRES_URL",
+        "context_window": "SUMMARIZATION_CONTEXT_WINDOW",
+    }
+    for key, value in given.items():
+        if value is not None:
+            os.environ[names[key]] = str(value)
     uvicorn.run(
         "chainsum.server._factory:app_from_env",
         factory=True,
