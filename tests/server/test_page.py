@@ -23,7 +23,7 @@ from typing import Any, cast
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, expect, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Response, expect, sync_playwright
 
 from chainsum.manager import ManagerConfig
 from chainsum.store import SQLiteStore
@@ -83,8 +83,15 @@ class Watch:
     def __init__(self, page: Page) -> None:
         self.warnings: list[str] = []
         self.errors: list[str] = []
+        self.failed: list[str] = []
+        """Requests the server answered with an error status (a console error names no URL; this does)."""
         page.on("console", self._console)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
+        page.on("response", self._response)
+
+    def _response(self, response: Response) -> None:
+        if response.status >= 400:
+            self.failed.append(f"{response.request.method} {response.url} {response.status}")
 
     def _console(self, message: ConsoleMessage) -> None:
         if message.type == "warning":
@@ -385,12 +392,12 @@ def test_the_spec_flow_through_the_chat_panel(
             with run.api() as client:
                 assert client.delete(f"/api/sessions/{other}").status_code == 200
             expect(page.locator(f'.session-item[data-session="{other}"]')).to_have_count(0)
-            assert (
-                page.evaluate(
-                    f"import('/static/banner.js').then(m => m.summarization.isSessionSummarized({_json(other)}))"
-                )
-                is False
-            )
+            # the list may redraw before the session_cleared event arrives on the stream: wait for the event
+            probe = f"import('/static/banner.js').then(m => m.summarization.isSessionSummarized({_json(other)}))"
+            deadline = time.monotonic() + 10
+            while page.evaluate(probe) is not False and time.monotonic() < deadline:
+                page.wait_for_timeout(50)
+            assert page.evaluate(probe) is False
             expect(banner).to_have_text(banner_text(last_summarized_event(run, web)))
 
             # clearing the open session through the page: its badge and its banner go, and the chat starts over
@@ -410,7 +417,7 @@ def test_the_spec_flow_through_the_chat_panel(
             expect(page.locator(f'.session-item[data-session="{web}"]')).to_be_visible()
             expect(page.locator(f'.session-item[data-session="{web}"] .badge')).to_have_count(0)
             assert sent(fake)["messages"] == [{"role": "user", "content": "Hello again"}]
-            assert watch.errors == []
+            assert watch.errors == [], watch.failed
 
 
 def test_the_api_token_is_asked_once_and_nothing_is_reachable_without_it(

@@ -10,7 +10,18 @@ from typing import Any, cast
 
 from ..errors import AmbiguousFormatError, FormatError
 from ..messages import Message
-from . import anthropic, bedrock, chainsum_json, claude_code, gemini, openai_chat, openai_responses, tau2
+from . import (
+    anthropic,
+    bedrock,
+    chainsum_json,
+    claude_code,
+    gemini,
+    langchain,
+    openai_chat,
+    openai_responses,
+    pydantic_ai,
+    tau2,
+)
 from ._base import Conversation, Dropped
 
 __all__ = [
@@ -26,7 +37,19 @@ __all__ = [
 ]
 
 _MODULES: dict[str, ModuleType] = {
-    m.NAME: m for m in (openai_chat, openai_responses, anthropic, gemini, bedrock, tau2, claude_code, chainsum_json)
+    m.NAME: m
+    for m in (
+        openai_chat,
+        openai_responses,
+        anthropic,
+        gemini,
+        bedrock,
+        tau2,
+        claude_code,
+        chainsum_json,
+        pydantic_ai,
+        langchain,
+    )
 }
 FORMATS: tuple[str, ...] = tuple(_MODULES)
 """Every format that can be loaded, in detection preference order (most common first)."""
@@ -43,6 +66,8 @@ FORMAT_PROVIDERS: dict[str, str] = {
     "bedrock": "bedrock",
     "tau2": "openai",
     "chainsum": "openai",
+    "pydantic-ai": "openai",
+    "langchain": "openai",
 }
 """The provider whose rules a conversation in each format must follow (a Claude Code log is Anthropic's)."""
 _PROVIDER_FORMATS = {"openai": "openai", "anthropic": "anthropic", "gemini": "gemini", "bedrock": "bedrock"}

@@ -8,7 +8,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import MissingDependencyError
-from ..manager import ContextManager
+from ..manager import ContextManager, ManagerConfig
 
 __all__ = ["make_manager", "require"]
 
@@ -25,12 +25,15 @@ def make_manager(
     manager: ContextManager | None, kwargs: dict[str, Any], *, format: str | None = None
 ) -> ContextManager:
     """The integration's manager: the one given, or one made from `ContextManager`'s keyword arguments (with the
-    framework's wire `format` as default when it hands the manager wire dicts rather than `Message` objects). Giving
-    both is an error (the keyword arguments would be ignored)."""
+    framework's wire `format` as default when it hands the manager wire dicts rather than `Message` objects, and the
+    configuration from the environment when no `config` is given). Giving both is an error (the keyword arguments
+    would be ignored)."""
     if manager is not None:
         if kwargs:
             raise TypeError(f"pass either manager= or ContextManager's arguments, not both (got {sorted(kwargs)})")
         return manager
     if format is not None:
         kwargs.setdefault("format", format)
+    if kwargs.get("config") is None:
+        kwargs["config"] = ManagerConfig.from_env()  # SUMMARIZATION_* (and .env), as the CLI and the server read
     return ContextManager(**kwargs)

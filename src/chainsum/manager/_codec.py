@@ -20,6 +20,7 @@ the next request gets a fresh block, not a pile of old ones.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
@@ -28,7 +29,7 @@ from ..formats import detect_format, dump, load
 from ..messages import Message
 from ._recall import is_recall_message
 
-__all__ = ["LIVE_FORMATS", "Codec"]
+__all__ = ["LIVE_FORMATS", "Codec", "alternating"]
 
 LIVE_FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "chainsum")
 """Wire formats the manager takes (besides `Message` objects): the ones a live request is written in."""
@@ -61,6 +62,36 @@ def _is_turn_start(fmt: str) -> Callable[[object], bool]:
 
 _DETECT_ITEMS = 64
 """Items read to detect a live format."""
+
+
+_ALTERNATING = frozenset({"bedrock"})
+"""Wire formats whose provider refuses two messages of one role in a row (Bedrock Converse), where the record or
+recall block written before a kept user message must join that message's item instead of preceding it."""
+
+
+def alternating(items: Sequence[Any], fmt: str | None) -> Sequence[Any]:
+    """`items` with consecutive items of one role merged (their content blocks in order) in a format that
+    requires alternation; the very same sequence when nothing needed merging or the format does not."""
+    if fmt not in _ALTERNATING or len(items) < 2:
+        return items
+    roles = [cast(Mapping[str, Any], i).get("role") if isinstance(i, Mapping) else None for i in items]
+    if all(a != b or a is None for a, b in itertools.pairwise(roles)):
+        return items
+    out: list[Any] = []
+    for item, role in zip(items, roles, strict=True):
+        previous = out[-1] if out else None
+        if (
+            role is not None
+            and isinstance(previous, Mapping)
+            and cast(Mapping[str, Any], previous).get("role") == role
+            and isinstance(cast(Mapping[str, Any], previous).get("content"), list)
+            and isinstance(cast(Mapping[str, Any], item).get("content"), list)
+        ):
+            before = cast(dict[str, Any], previous)
+            out[-1] = {**before, "content": [*before["content"], *cast(Mapping[str, Any], item)["content"]]}
+        else:
+            out.append(item)
+    return out
 
 
 def _detect(items: Sequence[object], prefer: str | None) -> str:

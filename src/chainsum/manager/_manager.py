@@ -45,7 +45,7 @@ from ..store import Archive, MemoryArchive, SummaryRecord
 from ..strategies import AutoStrategy, Strategy, StrategyOptions, TailGuard, strategy_named
 from ..tokens import HeuristicCounter, TiktokenCounter, TokenCounter
 from ._build import build_record, removed_messages
-from ._codec import Codec
+from ._codec import Codec, alternating
 from ._config import ManagerConfig
 from ._events import (
     EventBus,
@@ -430,6 +430,8 @@ class ContextManager:
         if recall is not None:
             out_items = self._with_recall(out_items, starts, recall)
             tokens += recall.tokens
+        if out_items is not frame.items:  # written here: keep the roles alternating where the provider needs it
+            out_items = alternating(out_items, self._codec.format)
         over = tokens > self.window
         return Prepared(out_items, event, records, recall.ids if recall is not None else (), before, tokens, over)
 

@@ -51,6 +51,11 @@ RULES: Mapping[str, str] = {
 `chainsum.chain.CHAIN_RULES`)."""
 
 
+FRAMEWORK_FORMATS = frozenset({"langchain", "pydantic-ai"})
+"""Agent-framework message formats: their opaque blocks go back to the framework, which writes them for whatever
+provider it talks to, so every provider profile reads them back."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProviderProfile:
     """What one provider's chat API accepts in a history."""
@@ -170,7 +175,7 @@ PROFILES: Mapping[str, ProviderProfile] = {
         id_max_length=40,
         reasoning_needs_signature=False,
         reasoning_is_content=False,
-        opaque_formats=frozenset({"openai"}),
+        opaque_formats=frozenset({"openai"}) | FRAMEWORK_FORMATS,
         sources=_OPENAI_SOURCES,
     ),
     "anthropic": ProviderProfile(
@@ -188,7 +193,7 @@ PROFILES: Mapping[str, ProviderProfile] = {
         id_max_length=None,
         reasoning_needs_signature=True,
         reasoning_is_content=True,
-        opaque_formats=frozenset({"anthropic", "claude-code"}),
+        opaque_formats=frozenset({"anthropic", "claude-code"}) | FRAMEWORK_FORMATS,
         sources=_ANTHROPIC_SOURCES,
     ),
     "gemini": ProviderProfile(
@@ -206,7 +211,7 @@ PROFILES: Mapping[str, ProviderProfile] = {
         id_max_length=None,
         reasoning_needs_signature=False,
         reasoning_is_content=True,
-        opaque_formats=frozenset({"gemini"}),
+        opaque_formats=frozenset({"gemini"}) | FRAMEWORK_FORMATS,
         sources=_GEMINI_SOURCES,
     ),
     "bedrock": ProviderProfile(
@@ -224,7 +229,7 @@ PROFILES: Mapping[str, ProviderProfile] = {
         id_max_length=64,
         reasoning_needs_signature=True,
         reasoning_is_content=True,
-        opaque_formats=frozenset({"bedrock"}),
+        opaque_formats=frozenset({"bedrock"}) | FRAMEWORK_FORMATS,
         sources=_BEDROCK_SOURCES,
     ),
 }

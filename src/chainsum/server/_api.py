@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, cast
 
@@ -22,7 +23,7 @@ from ..chain import message_depth, record_blocks
 from ..errors import ChainsumError
 from ..manager._recall import is_recall_message
 from ..messages import Message, message_from_dict, message_to_dict
-from ..store import StoreError, UnknownSummaryError
+from ..store import SessionInfo, StoreError, UnknownSummaryError
 from ._errors import ProxyError
 from ._state import AppState, state_of
 from ._stateless import compact_document
@@ -72,19 +73,22 @@ def _context_entry(state: AppState, index: int, message: Message, records: dict[
     return entry
 
 
-def _session_row(state: AppState, session: str) -> dict[str, Any]:
-    info = state.store.session_info(session)
-    if info is None:
-        raise ProxyError(404, f"no session {session!r}", "id")
+def _session_row(state: AppState, session: str, info: SessionInfo | None = None) -> dict[str, Any]:
+    """The session's row: from `info` when the caller has it (a listing, read in one query: a session deleted
+    meanwhile must not turn the whole list into a 404), else from the directory and this process."""
+    info = info if info is not None else state.store.session_info(session)
     live = state.sessions.get(session)
-    data = dict(info.info)
-    if live is not None:  # this process has newer numbers than its last (coalesced) directory write
+    if info is None and live is None:
+        raise ProxyError(404, f"no session {session!r}", "id")
+    data = dict(info.info) if info is not None else {}
+    if live is not None:  # this process has newer numbers than its last (background) directory write
         data.update(state.sessions.info(live))
+    now = int(time.time() * 1000)
     return {
-        "id": info.session,
-        "label": info.label,
-        "created_ms": info.created_ms,
-        "active_ms": info.active_ms,
+        "id": session,
+        "label": info.label if info is not None else live.key.label if live is not None else session,
+        "created_ms": info.created_ms if info is not None else now,
+        "active_ms": info.active_ms if info is not None else now,
         "tokens": data.get("tokens", 0),
         "window": data.get("window"),
         "trigger": state.settings.config.trigger_token_ratio,
@@ -99,7 +103,7 @@ def _session_row(state: AppState, session: str) -> dict[str, Any]:
 @api.get("/sessions")
 async def list_sessions(state: State) -> dict[str, Any]:
     infos = await asyncio.to_thread(state.store.sessions)
-    return {"sessions": [_session_row(state, i.session) for i in infos]}
+    return {"sessions": [_session_row(state, i.session, i) for i in infos]}
 
 
 @api.get("/sessions/{session}")

@@ -34,11 +34,12 @@ function route() {
 }
 
 const refreshList = debounce(() => sessions.refresh(), 150);
-const refreshView = debounce(() => view.refresh(), 150);
+const refreshView = debounce(() => state.openSession !== null && view.refresh(), 150);
 
 on("event", ({ data }) => {
   refreshList();
-  if (data.sessionId === state.openSession) refreshView();
+  // A cleared session has nothing left to show (asking would only get a 404): the clearing code routes away.
+  if (data.sessionId === state.openSession && data.type !== "session_cleared") refreshView();
 });
 on("chat-turn", ({ sessionId }) => {
   refreshList();

@@ -5,7 +5,7 @@
 import { apiJson, sessionPath } from "./api.js";
 import { summarization } from "./banner.js";
 import { h, int, messageText, percent, shortId, sparkles, summarizedBadge, timeAgo } from "./dom.js";
-import { emit } from "./state.js";
+import { emit, state } from "./state.js";
 
 export function mountSession(root) {
   let current = null;
@@ -30,9 +30,19 @@ export function mountSession(root) {
     await refresh();
   }
 
-  async function refresh() {
+  // One refresh at a time, and none while the session is being deleted: a refresh in flight when the DELETE
+  // lands would ask for a session that is gone.
+  let inFlight = Promise.resolve();
+  let deleting = null;
+
+  function refresh() {
+    inFlight = inFlight.then(load, load);
+    return inFlight;
+  }
+
+  async function load() {
     const id = current;
-    if (id === null || view === null) return;
+    if (id === null || view === null || id === deleting) return;
     let detail;
     let context;
     try {
@@ -115,7 +125,10 @@ export function mountSession(root) {
     confirmYes.addEventListener("click", async () => {
       confirmYes.disabled = true;
       try {
+        deleting = id;
+        await inFlight;
         await apiJson(path, { method: "DELETE" });
+        state.openSession = null; // before anything can refresh it: it is gone
         summarization.clearSession(id);
         notice = `Session “${title.dataset.label ?? id}” was cleared.`;
         emit("cleared", { sessionId: id });
@@ -123,6 +136,8 @@ export function mountSession(root) {
       } catch (e) {
         setStatus(`Could not clear: ${e.message}`, true);
         confirmYes.disabled = false;
+      } finally {
+        deleting = null;
       }
     });
 

@@ -1,0 +1,311 @@
+"""pydantic-ai v2: `ChainsumHistory`, a history processor that keeps an agent's history inside its context window.
+
+Adoption (``pip install "chainsum[pydantic-ai]"``)::
+
+    from pydantic_ai import Agent
+    from pydantic_ai.capabilities import ProcessHistory
+    from chainsum.integrations.pydantic_ai import ChainsumHistory
+
+    agent = Agent("openai:gpt-4o", capabilities=[ProcessHistory(ChainsumHistory(model="gpt-4o"))])
+
+pydantic-ai v2 removed ``history_processors=``: a processor goes into ``ProcessHistory``, a capability. A plain
+callable put straight into ``capabilities=`` is taken for a capability *factory* (called with the run context
+alone); `ChainsumHistory` answers that call with its own capability, `ChainsumCapability`, so
+``capabilities=[ChainsumHistory(...)]`` works too. The capability is the more exact of the two: it sees the
+request's tool definitions and resolved instructions and counts them against the window, where the processor only
+sees the messages (it counts the run's tool definitions when the run context has them, the latest recorded
+instructions, and ``reserved_tokens``).
+
+Before every model request pydantic-ai hands over its whole history (``ModelRequest`` / ``ModelResponse`` objects),
+stores what the processor returns as the run's history (``ctx.messages[:] = ...``), and sends it. This module:
+
+1. reads each message object once into canonical messages (`chainsum.formats.pydantic_ai`, through pydantic-ai's
+   own JSON); an object seen before, with the same part objects, is not read again, and the list handed back with
+   new messages is recognised by identity in C, so a request costs the conversion of what is new. Bookkeeping
+   pydantic-ai fills in after a request was sent (its instructions, run id) does not make the object new: what it
+   sends is its parts;
+2. calls `ContextManager.prepare` with them (the system instructions kept outside the list counted, as are the tool
+   definitions): below the trigger the caller's own list comes back, untouched, and so does pydantic-ai's list;
+3. after a compaction, writes the result back as pydantic-ai objects: every wire message whose canonical messages
+   came back exactly is the very object pydantic-ai gave (nothing re-created), any other is rebuilt (its parts
+   through pydantic-ai's JSON; its own fields, such as timestamps, usage and instructions, taken from the live
+   object when its first canonical message is still there).
+
+pydantic-ai's rules hold: the processed history is never empty and ends with a ``ModelRequest`` (chainsum never
+summarizes the current turn; a result that would break either rule is not used, and the history goes out as it came,
+with a warning). A tool call whose result went missing would be answered by pydantic-ai with an "interrupted"
+stand-in and the loss would go unnoticed; chainsum never separates a call from its results: a pair is kept, or
+summarized and archived whole.
+
+Removed originals go to the manager's archive as canonical messages; `ChainsumHistory.expand` gives them back as
+pydantic-ai objects. One `ChainsumHistory` holds one `ContextManager`, which serves one session: an agent that serves
+several conversations gets one per conversation (pass it at ``agent.run(..., capabilities=[...])``), each with its
+own ``session=`` when they share an archive.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, overload, runtime_checkable
+
+from ..errors import MissingDependencyError
+from ..formats import pydantic_ai as wire
+from ..formats._base import native
+from ..manager import ContextManager, Prepared
+from ..messages import Message
+from ._common import make_manager
+
+try:
+    from pydantic_ai import RunContext
+    from pydantic_ai.capabilities import AbstractCapability
+    from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest
+    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.tools import ToolDefinition
+except ImportError as exc:  # a test hides pydantic-ai to check the message
+    raise MissingDependencyError("pydantic-ai-slim", "pydantic-ai") from exc
+
+__all__ = ["ChainsumCapability", "ChainsumHistory"]
+
+logger = logging.getLogger(__name__)
+
+_RECHECK = 2
+"""The newest objects of the previous list, read again for changes: after sending a request pydantic-ai records on
+it what it sent (instructions, run ids) and may add parts (capability loads)."""
+
+
+@dataclass(slots=True)
+class _Known:
+    """A message object already read: its parts when read, and its canonical messages."""
+
+    obj: ModelMessage
+    parts: list[Any]
+    messages: tuple[Message, ...]
+
+    def current(self, obj: ModelMessage) -> bool:
+        """`obj` is this object and holds the same part objects (a list compared in C, identity first)."""
+        if obj is not self.obj:
+            return False
+        parts = obj.parts
+        return (parts if isinstance(parts, list) else list(parts)) == self.parts
+
+
+@runtime_checkable
+class _Expandable(Protocol):
+    def expand(self, summary_id: str) -> list[Message]: ...
+
+
+class ChainsumHistory:
+    """A pydantic-ai history processor backed by a `ContextManager`: ``ProcessHistory(ChainsumHistory(...))``.
+
+    Takes `ContextManager`'s keyword arguments (``config``, ``context_window`` or ``model``, ``summarizers``,
+    ``archive``, ``session``, ``on_event``, ``provider``, ...), or ``manager=`` an existing one.
+    ``reserved_tokens`` is room taken by something the processor cannot see (fixed instructions given some other
+    way); `ChainsumCapability` counts tool definitions and instructions itself.
+    """
+
+    def __init__(self, *, manager: ContextManager | None = None, reserved_tokens: int = 0, **kwargs: Any) -> None:
+        self.manager: ContextManager = make_manager(manager, kwargs)
+        self.reserved_tokens = reserved_tokens
+        self.last: Prepared[Any] | None = None
+        """What the latest `prepare` returned (its event, records and token counts)."""
+        self._known: dict[int, _Known] = {}
+        self._prev: list[ModelMessage] = []
+        self._prev_out: list[Message] = []
+        self._prev_ends: list[int] = []
+        """The previous list read, its canonical messages, and where each object's messages end in them."""
+        self._tools: dict[int, tuple[ToolDefinition, int]] = {}
+
+    # pydantic-ai's entry points ----------------------------------------------------------------------------------
+    @overload
+    async def __call__(self, ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]: ...
+
+    @overload
+    async def __call__(self, ctx: RunContext[Any]) -> ChainsumCapability: ...
+
+    async def __call__(
+        self, ctx: RunContext[Any], messages: list[ModelMessage] | None = None
+    ) -> list[ModelMessage] | ChainsumCapability:
+        """As a history processor (``ProcessHistory`` calls it with the run context and the messages): the history
+        to send. Called with the run context alone, pydantic-ai took it for a capability factory (it was put
+        straight into ``capabilities=``): the capability that does the same, more exactly."""
+        if messages is None:
+            return ChainsumCapability(self)
+        tools: list[ToolDefinition] = []
+        if ctx.tool_manager is not None:
+            try:
+                tools = ctx.tool_manager.tool_defs
+            except ValueError:  # not prepared for this step: nothing to count
+                tools = []
+        reserved = self.reserved_tokens + self.tool_tokens(tools)
+        return await self.process(messages, system=_latest_instructions(messages), reserved_tokens=reserved)
+
+    def capability(self) -> ChainsumCapability:
+        """This processor as a pydantic-ai capability (counts the request's tools and instructions)."""
+        return ChainsumCapability(self)
+
+    # the work ----------------------------------------------------------------------------------------------------
+    async def process(
+        self, messages: Sequence[ModelMessage], *, system: str | None = None, reserved_tokens: int = 0
+    ) -> list[ModelMessage]:
+        """The history to send instead of `messages` (the same list when nothing changes). `system` is the
+        instructions text sent outside the history; `reserved_tokens` the tool definitions and anything else."""
+        given = messages if isinstance(messages, list) else list(messages)
+        canonical = self._read(given)
+        prepared = await self.manager.prepare(canonical, system=system, reserved_tokens=reserved_tokens)
+        self.last = prepared
+        if prepared.messages is canonical:
+            return given
+        out = self._write(prepared.messages)
+        if out and isinstance(out[-1], ModelRequest):
+            self._remember(out, list(prepared.messages))
+        else:
+            logger.warning(
+                "messages=<%d>, kept=<%d> | compacted history breaks pydantic-ai's rules (empty, or not ending with a "
+                "request); sending it unchanged",
+                len(given),
+                len(out),
+            )
+            return given
+        return out
+
+    def tool_tokens(self, tools: Sequence[ToolDefinition]) -> int:
+        """Tokens of tool definitions as a model receives them (name, description, JSON schema), each counted once
+        per definition object."""
+        total = 0
+        seen: dict[int, tuple[ToolDefinition, int]] = {}
+        for tool in tools:
+            hit = self._tools.get(id(tool))
+            if hit is None or hit[0] is not tool:
+                text = json.dumps([tool.name, tool.description, tool.parameters_json_schema], ensure_ascii=False)
+                hit = (tool, self.manager.counter.count_text(text))
+            seen[id(tool)] = hit
+            total += hit[1]
+        self._tools = seen
+        return total
+
+    def _read(self, messages: list[ModelMessage]) -> list[Message]:
+        """Canonical messages of `messages`; objects read before are not read again (the new ones read in one
+        batch, through one call of pydantic-ai's serializer).
+
+        pydantic-ai hands over the list it was given last time (what this processor returned) plus what came since,
+        the very same objects, so the longest run of them (found in C) reuses the previous result outright, less the
+        last `_RECHECK` objects, which pydantic-ai may have changed after that request was sent (their parts are
+        compared again). When the list was rewritten instead (edited, another conversation), the table of objects
+        read is rebuilt with only what this list holds."""
+        prev = self._prev
+        flags = list(map(operator.is_, messages, prev))
+        same = flags.index(False) if False in flags else len(flags)
+        reuse = max(0, min(same, len(prev) - _RECHECK))
+        known = self._known
+        fresh = known
+        if same < len(prev) - _RECHECK:  # rewritten: keep only what this list holds
+            fresh = {id(m): known[id(m)] for m in messages[:reuse]}
+        missing: list[ModelMessage] = []
+        for m in messages[reuse:]:
+            entry = known.get(id(m))
+            if entry is not None and entry.current(m):
+                fresh[id(m)] = entry
+            else:
+                missing.append(m)
+        if missing:
+            docs: list[Any] = ModelMessagesTypeAdapter.dump_python(missing, mode="json")
+            for m, doc in zip(missing, docs, strict=True):
+                fresh[id(m)] = _Known(m, list(m.parts), wire.load([doc]).messages)
+        self._known = fresh
+        out = self._prev_out[: self._prev_ends[reuse - 1]] if reuse else []
+        ends = self._prev_ends[:reuse]
+        for m in messages[reuse:]:
+            out.extend(fresh[id(m)].messages)
+            ends.append(len(out))
+        self._remember(messages, out, ends)
+        return out
+
+    def _remember(self, messages: list[ModelMessage], canonical: list[Message], ends: list[int] | None = None) -> None:
+        """`messages` is what pydantic-ai will hand over next time (plus what comes), `canonical` its messages."""
+        if ends is None:
+            ends = list(itertools.accumulate(len(self._known[id(m)].messages) for m in messages))
+        self._prev, self._prev_out, self._prev_ends = list(messages), canonical, ends
+
+    def _write(self, messages: Sequence[Message]) -> list[ModelMessage]:
+        """pydantic-ai objects for the manager's output: the caller's own object for each wire message that came
+        back whole, a rebuilt one for the others (registered, so that reading it next time gives these very
+        canonical messages back)."""
+        firsts = {id(k.messages[0]): k for k in self._known.values() if k.messages}
+        out: list[ModelMessage] = []
+        for segment in _segments(messages):
+            known = firsts.get(id(segment[0]))
+            if known is not None and known.messages[0] is segment[0]:
+                if len(known.messages) == len(segment) and all(
+                    a is b for a, b in zip(known.messages, segment, strict=True)
+                ):
+                    out.append(known.obj)
+                    continue
+            rebuilt = wire.dump_messages(segment)[0]
+            if known is not None and type(known.obj) is type(rebuilt):
+                rebuilt = replace(known.obj, parts=rebuilt.parts)  # the live object's own fields, new parts
+            self._known[id(rebuilt)] = _Known(rebuilt, list(rebuilt.parts), tuple(segment))
+            out.append(rebuilt)
+        return out
+
+    # the archive -------------------------------------------------------------------------------------------------
+    def expand(self, summary_id: str) -> list[ModelMessage]:
+        """The originals summary record `summary_id` replaced, as pydantic-ai messages (checked against their
+        SHA-256 by the archive). Needs an archive that can expand (`chainsum.store` ones can)."""
+        archive = self.manager.archive
+        if not isinstance(archive, _Expandable):
+            raise TypeError(f"{type(archive).__name__} cannot expand summary records")
+        return wire.dump_messages(archive.expand(summary_id))
+
+
+def _segments(messages: Sequence[Message]) -> list[list[Message]]:
+    """`messages` cut into the wire messages `chainsum.formats.pydantic_ai.dump` writes: an assistant message alone,
+    a run of other messages, split where one carries its own request's fields."""
+    out: list[list[Message]] = []
+    for m in messages:
+        starts = m.role == "assistant" or not out or out[-1][-1].role == "assistant"
+        if starts or "request" in native(m.extras, wire.NAME):
+            out.append([m])
+        else:
+            out[-1].append(m)
+    return out
+
+
+def _latest_instructions(messages: Sequence[ModelMessage]) -> str | None:
+    for m in reversed(messages):
+        if isinstance(m, ModelRequest) and m.instructions is not None:
+            return m.instructions
+    return None
+
+
+@dataclass
+class ChainsumCapability(AbstractCapability[Any]):
+    """`ChainsumHistory` as a pydantic-ai capability: ``capabilities=[ChainsumCapability(ChainsumHistory(...))]``.
+
+    Unlike ``ProcessHistory``, it counts the request's tool definitions (function and output tools) and its
+    resolved instructions against the window, so the request the model gets is the one that fits."""
+
+    history: ChainsumHistory
+
+    async def before_model_request(
+        self, ctx: RunContext[Any], request_context: ModelRequestContext
+    ) -> ModelRequestContext:
+        params = request_context.model_request_parameters
+        instructions = "\n\n".join(p.content for p in params.instruction_parts or ()) or None
+        reserved = self.history.reserved_tokens + self.history.tool_tokens(
+            [*params.function_tools, *params.output_tools]
+        )
+        messages = await self.history.process(
+            list(request_context.messages), system=instructions, reserved_tokens=reserved
+        )
+        request_context.messages = messages.copy()
+        ctx.messages[:] = messages
+        return request_context
+
+    @classmethod
+    def get_serialization_name(cls) -> str | None:
+        return None  # holds a live manager: not buildable from a spec

@@ -1,0 +1,415 @@
+"""Strands Agents: `ChainsumConversationManager`, a `ConversationManager` backed by chainsum's `ContextManager`.
+
+Adoption (``pip install "chainsum[strands]"``)::
+
+    from chainsum.integrations.strands import ChainsumConversationManager
+
+    agent = Agent(model=model, tools=tools, conversation_manager=ChainsumConversationManager(context_window=200_000))
+
+Which Strands argument to use: ``conversation_manager=``. Strands 1.62 also has ``context_manager=`` (``"auto"``,
+``"agentic"``, a config dict or its own experimental ``ContextManager`` plugin, from ``strands._context_manager``);
+when it is set, Strands replaces any ``conversation_manager`` by a no-op one (with a warning), so do not pass both:
+leave ``context_manager`` unset (its default, ``None``) or ``False``. ``context_manager=`` takes only Strands' own
+strategies; the ``ConversationManager`` interface is the stable, public extension point, and the one Strands'
+sessions persist (`get_state` / `restore_from_session`).
+
+How it maps onto Strands (what its source does, 1.62):
+
+- **Proactive compression** runs in an async ``BeforeModelCallEvent`` hook (`register_hooks`, which calls the
+  base's first, as Strands requires): before every model call, `ContextManager.prepare` reads ``agent.messages``
+  (the new user message or tool results are already in it), counts ``agent.system_prompt`` (``system=``) and the
+  tool specs (``reserved_tokens=``) against the window, and when it compacts, ``agent.messages`` is replaced in
+  place (Strands deep-copies it for the model right after the hooks). Below the trigger ratio nothing happens, in
+  about 0.1 ms on a 300-message history (`_Codec` reads only what is new).
+- **Overflow**: Strands calls `reduce_context` with the ``ContextWindowOverflowException`` and retries the model
+  call by recursing, with no bound (its issue #3338). `reduce_context` therefore always shrinks the history or
+  raises. A refusal of a request the manager counted as fitting means the configured window is larger than the
+  provider's (or the counter undercounts for this model), so the manager's window is first lowered to 90 % of what
+  was refused, with a warning, for the rest of its life; then a compaction is forced (to ``1 - summary_ratio`` of
+  the current size, whatever the trigger; the current turn's tool output is clipped when it alone is over the
+  window). When nothing could be removed (the system prompt, tool specs and the current turn alone are too large),
+  the overflow is raised again instead of returning, so the agent fails once rather than looping.
+  `SummarizingConversationManager` does not: when the newest messages alone overflow it summarizes its own summary
+  again and again.
+- `apply_management` (after each invocation, in its ``finally``) runs the same non-forced `prepare`, so a history
+  given to ``Agent(messages=...)`` or restored from a session is brought under the trigger before it grows further.
+- Both are synchronous calls made from inside Strands' running event loop; `ContextManager.prepare_sync` runs its
+  async work on a worker thread there (`chainsum._sync.run_sync`), never a second loop in the same thread.
+- **Sessions**: a Strands session stores every message ever appended, and restores ``prepend + stored[offset:]``
+  where ``prepend`` is what `restore_from_session` returns and ``offset`` is ``removed_message_count``. After each
+  compaction, ``agent.messages`` is split into a *prefix* (the summary record, masked or clipped results: messages
+  the session never stored) and a *verbatim tail* (the newest messages, unchanged and still stored); the prefix goes
+  into `get_state`, and ``removed_message_count`` counts the stored messages before the tail. So a restored agent
+  gets exactly the history it had, and the originals are in chainsum's archive (`ContextManager.archive`, e.g. a
+  `SQLiteStore`; the in-memory default does not outlive the process).
+- **The request** goes through an ``InvokeModelStage.Input`` middleware, installed when the agent is initialized:
+  it adds this request's **recall** block (archived originals relevant to the newest user message,
+  `ManagerConfig.recall_token_ratio`), which is never written into ``agent.messages`` or the session, and it merges
+  adjacent user messages holding no tool results (the summary record before a kept user message, the recall block
+  before the prompt) into one, since the Bedrock Converse API requires user and assistant turns to alternate and
+  Strands sends ``agent.messages`` as they are.
+
+One instance serves one agent (one conversation): its `ContextManager` holds that session's mapping. Pass
+``session=`` (chainsum's key in the archive) when several conversations share one archive.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import logging
+import operator
+import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from ..errors import MissingDependencyError
+from ..formats import bedrock
+from ..manager import ContextManager, ManagerConfig, Prepared
+from ..manager._recall import is_recall_message
+from ..messages import Message
+from ._common import make_manager
+
+try:
+    from strands.agent.conversation_manager import ConversationManager
+    from strands.hooks import AgentInitializedEvent, BeforeModelCallEvent, HookRegistry
+    from strands.middleware import InvokeModelContext, InvokeModelStage
+    from strands.types.content import Message as StrandsMessage
+    from strands.types.exceptions import ContextWindowOverflowException
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingDependencyError("strands-agents", "strands") from exc
+
+if TYPE_CHECKING:
+    from strands.agent.agent import Agent
+
+__all__ = ["ChainsumConversationManager"]
+
+logger = logging.getLogger(__name__)
+
+_STATE_PREFIX = "chainsum_prefix"
+"""Key of the prefix messages in `get_state` (the session's ``conversation_manager_state``)."""
+
+_LEARNED_WINDOW_SHARE = 0.9
+"""After a refusal of a request counted at N tokens, the window becomes this share of N."""
+
+
+class ChainsumConversationManager(ConversationManager):
+    """A Strands ``ConversationManager`` that keeps the agent inside its context window with chainsum.
+
+    Takes `ContextManager`'s arguments (``config``, ``context_window`` or ``model``, ``summarizers``, ``archive``,
+    ``session``, ``on_event``, ...; the provider defaults to ``"bedrock"``, whose rules Strands' message lists follow)
+    or a ready ``manager=``, made without ``format=``: it is given chainsum `Message`s (`_Codec`). `count_tool_specs`
+    counts the agent's tool specs against the window (they are sent with every request). See the module docstring
+    for how each Strands call is served.
+    """
+
+    def __init__(
+        self,
+        config: ManagerConfig | None = None,
+        *,
+        manager: ContextManager | None = None,
+        count_tool_specs: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(proactive_compression=None)  # the hook below is chainsum's trigger, not Strands' threshold
+        if config is not None:
+            kwargs["config"] = config
+        if manager is None:
+            kwargs.setdefault("provider", "bedrock")
+        self.manager: ContextManager = make_manager(manager, kwargs)
+        """The `ContextManager` doing the work: its archive holds every original taken out of ``agent.messages``."""
+        self.count_tool_specs = count_tool_specs
+        self._prefix: list[StrandsMessage] = []
+        """The messages at the head of ``agent.messages`` that the session did not store (see the module doc)."""
+        self._recall: dict[int, tuple[int, list[tuple[int, StrandsMessage]]]] = {}
+        """Per agent (by id): the history length the recall block was made for, and its items with their index."""
+        self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()
+        self._specs: tuple[tuple[str, ...], int] | None = None
+        self._codec = _Codec()
+
+    # Strands' interface ------------------------------------------------------------------------------------------
+    def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
+        """The base's hooks (Strands requires it), then chainsum's: compaction before each model call and the
+        recall middleware when the agent is initialized."""
+        super().register_hooks(registry, **kwargs)
+        registry.add_callback(BeforeModelCallEvent, self._before_model_call)
+        registry.add_callback(AgentInitializedEvent, self._agent_initialized)
+
+    def apply_management(self, agent: Agent, **kwargs: Any) -> None:
+        """After an invocation: compact when the history is over the trigger (nothing to do is the common case)."""
+        messages = self._codec.read(agent.messages)
+        prepared = self.manager.prepare_sync(
+            messages, system=agent.system_prompt, reserved_tokens=self._reserved(agent)
+        )
+        self._apply(agent, messages, prepared, recall=False)
+
+    def reduce_context(self, agent: Agent, e: Exception | None = None, **kwargs: Any) -> None:
+        """Compact now, whatever the ratio. With an overflow `e`, the history shrinks or `e` is raised again: never
+        a return without progress, which would make Strands retry the same request forever."""
+        system, reserved = agent.system_prompt, self._reserved(agent)
+        messages = self._codec.read(agent.messages)
+        if e is not None:
+            self._learn_window(messages, system, reserved)
+        before = len(agent.messages)
+        prepared = self.manager.prepare_sync(messages, system=system, reserved_tokens=reserved, force=True)
+        shrank = bool(prepared.records) and self._apply(agent, messages, prepared, recall=False)
+        logger.debug(
+            "messages_before=<%d>, messages_after=<%d>, tokens_before=<%d>, shrank=<%s>, overflow=<%s> | reduced",
+            before,
+            len(agent.messages),
+            prepared.tokens_before,
+            shrank,
+            e is not None,
+        )
+        if not shrank and e is not None:
+            raise ContextWindowOverflowException(
+                "chainsum could not shrink the history further: the system prompt, tool specs and the current turn "
+                f"alone are {prepared.tokens_after} tokens (window {self.manager.window})"
+            ) from e
+
+    def get_state(self) -> dict[str, Any]:
+        """Strands' state (``__name__``, ``removed_message_count``) and the prefix messages, for the session."""
+        return {**super().get_state(), _STATE_PREFIX: self._prefix}
+
+    def restore_from_session(self, state: dict[str, Any]) -> list[StrandsMessage] | None:
+        """Take the state back; the prefix messages are returned for Strands to put before the stored tail."""
+        super().restore_from_session(state)
+        self._prefix = list(state.get(_STATE_PREFIX) or [])
+        return list(self._prefix) or None
+
+    # hooks -------------------------------------------------------------------------------------------------------
+    async def _before_model_call(self, event: BeforeModelCallEvent) -> None:
+        agent = event.agent
+        messages = self._codec.read(agent.messages)
+        prepared = await self.manager.prepare(
+            messages, system=agent.system_prompt, reserved_tokens=self._reserved(agent)
+        )
+        self._apply(agent, messages, prepared, recall=True)
+
+    def _agent_initialized(self, event: AgentInitializedEvent) -> None:
+        agent = event.agent
+        if agent not in self._agents:
+            self._agents.add(agent)
+            agent.add_middleware(InvokeModelStage.Input, self._request)
+
+    def _request(self, context: InvokeModelContext) -> InvokeModelContext:
+        """The model's copy of the history, made ready to send: this request's recall block put in (never into
+        ``agent.messages``), then adjacent user messages without tool results merged (`_merge_user_turns`)."""
+        messages: list[StrandsMessage] = context.messages
+        pending = self._recall.pop(id(context.agent), None)
+        if pending is not None and len(messages) >= pending[0]:  # else the history changed since the hook
+            messages = list(messages)
+            for index, item in pending[1]:
+                messages.insert(index, copy.deepcopy(item))
+        merged = _merge_user_turns(messages)
+        return context if merged is context.messages else context.replace(messages=merged)
+
+    def _learn_window(self, messages: list[Message], system: str | None, reserved: int) -> None:
+        """The provider refused this history although the manager counted it as fitting: the provider's window is
+        smaller than the manager's, at most 90 % of what was refused. (A request already over the window, whose
+        floor could not be brought under it, teaches nothing.)"""
+        counter = self.manager.counter
+        refused = counter.count_messages(messages) + reserved
+        refused += counter.count_text(system) if system else 0
+        learned = max(1, int(refused * _LEARNED_WINDOW_SHARE))
+        if refused <= self.manager.window:
+            logger.warning(
+                "refused_tokens=<%d>, window=<%d>, learned_window=<%d> | the provider refused a request that was "
+                "counted as fitting; lowering the window (set context_window= to the model's real window)",
+                refused,
+                self.manager.window,
+                learned,
+            )
+            self.manager.window = learned
+
+    # helpers -----------------------------------------------------------------------------------------------------
+    def _reserved(self, agent: Agent) -> int:
+        """Tokens of the tool specs sent with every request, cached while the agent's tool names stay the same."""
+        if not self.count_tool_specs:
+            return 0
+        names = tuple(agent.tool_names)
+        if self._specs is None or self._specs[0] != names:
+            specs = agent.tool_registry.get_all_tool_specs()
+            text = json.dumps(specs, ensure_ascii=False, sort_keys=True, default=str) if specs else ""
+            self._specs = (names, self.manager.counter.count_text(text) if text else 0)
+        return self._specs[1]
+
+    def _apply(self, agent: Agent, given: list[Message], prepared: Prepared[Any], *, recall: bool) -> bool:
+        """Write what `prepare` returned for `given` into ``agent.messages`` (in place), without its recall block,
+        which is kept for this request's middleware when `recall`. True when the history changed."""
+        self._recall.pop(id(agent), None)
+        output = prepared.messages
+        if output is given or (len(output) == len(given) and all(a is b for a, b in zip(output, given, strict=True))):
+            return False
+        history, block = self._codec.write(output)
+        if block and recall:
+            self._recall[id(agent)] = (len(history), block)
+        current = agent.messages
+        if len(history) == len(current) and all(a is b for a, b in zip(history, current, strict=True)):
+            return False
+        self._account(current, history)
+        current[:] = history
+        return True
+
+    def _account(self, old: list[StrandsMessage], new: list[StrandsMessage]) -> None:
+        """Update the prefix and ``removed_message_count`` for `old` becoming `new`: the stored messages of `old`
+        that `new` does not end with, verbatim, are removed; everything before that verbatim tail is the prefix."""
+        held = 0
+        for mine, theirs in zip(self._prefix, old, strict=False):
+            if mine is not theirs and mine != theirs:
+                break
+            held += 1
+        if held < len(self._prefix):
+            logger.warning(
+                "prefix=<%d>, matched=<%d> | agent.messages no longer starts with the messages chainsum put there; "
+                "counting from the first that differs",
+                len(self._prefix),
+                held,
+            )
+        stored = len(old) - held
+        kept = 0
+        while kept < min(stored, len(new)):
+            a, b = new[-1 - kept], old[-1 - kept]
+            if a is not b and a != b:
+                break
+            kept += 1
+        self.removed_message_count += stored - kept
+        self._prefix = new[: len(new) - kept]
+        logger.debug(
+            "removed=<%d>, removed_message_count=<%d>, prefix=<%d>, tail=<%d> | session accounting",
+            stored - kept,
+            self.removed_message_count,
+            len(self._prefix),
+            kept,
+        )
+
+
+class _Codec:
+    """Strands' message dicts as chainsum `Message`s and back, each dict converted once.
+
+    The manager could read Bedrock dicts itself, but it converts a Bedrock list again from its last user turn on
+    every call (a tool result is named after the call before it), and a Strands turn is one prompt followed by
+    every tool step of the agent's work: hundreds of messages, converted and counted again before each model call.
+    Here each dict is converted once (a tool result message with the call message before it, for the names) and
+    keeps its `Message` objects while it stays in the list, so the manager sees the same objects again, compares
+    them by identity and counts only what is new. The last dict is converted again on every call (Strands edits the
+    newest message in place: redaction, cancellation); a dict changed in place elsewhere is not seen, as with the
+    manager's own reading of a list.
+
+    On the way back, `Message`s that came from one dict, in order and unchanged, become that very dict again (so the
+    session's messages stay verbatim); anything else (a summary record, masked results) is written as Bedrock dicts.
+    """
+
+    def __init__(self) -> None:
+        self._groups: dict[int, tuple[StrandsMessage, tuple[Message, ...]]] = {}
+        """By id of the dict: the dict (kept alive, so the id stays its) and its messages."""
+        self._origin: dict[int, tuple[StrandsMessage, tuple[Message, ...]]] = {}
+        """By id of a message of the latest `read`: its dict and that dict's messages."""
+        self._items: list[StrandsMessage] = []
+        self._messages: list[Message] = []
+        self._ends: list[int] = []
+        """Per item of the latest `read`: the number of messages up to and including its own."""
+        self._warned = False
+
+    def read(self, items: Sequence[StrandsMessage]) -> list[Message]:
+        """The messages of `items`. When `items` starts with the very dicts of the previous call (an agent's list
+        growing in place), only the previous last dict and the new ones are looked at."""
+        keep = len(self._items) - 1
+        if 0 < keep < len(items) and all(map(operator.is_, items[:keep], self._items[:keep])):
+            out, ends = self._messages[: self._ends[keep - 1]], self._ends[:keep]
+        else:
+            keep, out, ends = 0, [], []
+            self._groups = {id(d): self._groups[id(d)] for d in items if id(d) in self._groups}
+            self._origin = {}
+        last = len(items) - 1
+        for i in range(keep, len(items)):
+            item = items[i]
+            hit = self._groups.get(id(item))
+            if hit is None or hit[0] is not item or i == last:
+                group = self._convert(items, i)
+                if hit is not None and hit[0] is item and hit[1] == group:
+                    group = hit[1]  # unchanged: the same objects, so the manager's caches hold
+                self._groups[id(item)] = (item, group)
+            else:
+                group = hit[1]
+            self._origin.update((id(m), (item, group)) for m in group)
+            out.extend(group)
+            ends.append(len(out))
+        self._items, self._messages, self._ends = list(items), out, ends
+        return list(out)
+
+    @staticmethod
+    def _convert(items: Sequence[StrandsMessage], i: int) -> tuple[Message, ...]:
+        item = items[i]
+        if i and items[i - 1].get("role") == "assistant" and any("toolResult" in b for b in item["content"]):
+            return tuple(bedrock.load([items[i - 1], item]).messages[1:])  # an assistant dict is one message
+        return tuple(bedrock.load([item]).messages)
+
+    def write(self, output: Sequence[Message]) -> tuple[list[StrandsMessage], list[tuple[int, StrandsMessage]]]:
+        """The history as Strands dicts, and the recall block's dicts with their index in history + block."""
+        history: list[StrandsMessage] = []
+        block: list[tuple[int, StrandsMessage]] = []
+        run: list[Message] = []
+
+        def flush() -> None:
+            if run:
+                written = self._dump(run)
+                if len(written) == len(run):  # one dict per message: read them back as these very messages
+                    self._groups.update({id(d): (d, (m,)) for d, m in zip(written, run, strict=True)})
+                history.extend(written)
+                run.clear()
+
+        i = 0
+        while i < len(output):
+            message = output[i]
+            origin = self._origin.get(id(message))
+            if origin is not None and len(origin[1]) <= len(output) - i:
+                item, group = origin
+                if all(a is b for a, b in zip(output[i : i + len(group)], group, strict=False)):
+                    flush()
+                    history.append(item)
+                    i += len(group)
+                    continue
+            if is_recall_message(message):
+                flush()
+                block.append((len(history) + len(block), self._dump([message])[0]))
+            else:
+                run.append(message)
+            i += 1
+        flush()
+        return history, block
+
+    def _dump(self, messages: Sequence[Message]) -> list[StrandsMessage]:
+        if any(m.role == "system" for m in messages):
+            if not self._warned:
+                self._warned = True
+                logger.warning(
+                    "summary_role=<system> | Strands keeps its system prompt outside agent.messages; the summary "
+                    "record goes into the history as a user-role message"
+                )
+            messages = [dataclasses.replace(m, role="user") if m.role == "system" else m for m in messages]
+        wire: Any = bedrock.dump(messages)
+        items = cast(list[StrandsMessage], wire["messages"] if isinstance(wire, dict) else wire)
+        return list(items)
+
+
+def _merge_user_turns(messages: list[StrandsMessage]) -> list[StrandsMessage]:
+    """`messages` with each run of adjacent user messages that hold no tool results merged into one (Bedrock
+    refuses two user turns in a row, and a turn mixing tool results with other blocks, so runs that include tool
+    results are left alone: chainsum never puts text next to them). `messages` itself when there is no such run."""
+    out: list[StrandsMessage] | None = None
+    for i, message in enumerate(messages):
+        previous = None if not i else out[-1] if out is not None else messages[i - 1]
+        if (
+            previous is not None
+            and previous["role"] == message["role"] == "user"
+            and not any("toolResult" in b for b in previous["content"])
+            and not any("toolResult" in b for b in message["content"])
+        ):
+            if out is None:
+                out = list(messages[:i])
+            out[-1] = {"role": "user", "content": [*previous["content"], *message["content"]]}
+        elif out is not None:
+            out.append(message)
+    return messages if out is None else out
