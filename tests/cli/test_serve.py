@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -22,6 +21,7 @@ from chainsum.formats import load
 from chainsum.store import SQLiteStore
 from chainsum.testing import FakeLLMServer
 from chainsum.tokens import HeuristicCounter
+from server.server_support import chat
 
 runner = CliRunner()
 
@@ -91,15 +91,6 @@ def test_a_real_process_serves_and_stops(tmp_path: Path) -> None:
             )
             assert r.status_code == 200 and r.json()["choices"][0]["message"]["content"] == "A fake summary."
             assert r.headers["x-chainsum-session"].startswith("cli~")
-
-
-def chat(n: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": "You are the order desk."}]
-    for i in range(n):
-        out.append({"role": "user", "content": f"Where is order ORD-{1000 + i}? " + "please check " * 12})
-        out.append({"role": "assistant", "content": f"ORD-{1000 + i} is in warehouse W{i}. " + "checked " * 12})
-    out.append({"role": "user", "content": "Thanks, and the newest one?"})
-    return out
 
 
 def test_two_worker_processes_on_one_sqlite_file(tmp_path: Path) -> None:

@@ -56,6 +56,16 @@ class Running:
         return response.json()
 
 
+def chat(n: int) -> list[dict[str, Any]]:
+    """An order-desk chat of `n` exchanges (about 90 tokens each) and a new question: OpenAI messages."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": "You are the order desk."}]
+    for i in range(n):
+        out.append({"role": "user", "content": f"Where is order ORD-{1000 + i}? " + "please check " * 12})
+        out.append({"role": "assistant", "content": f"ORD-{1000 + i} is in warehouse W{i}. " + "checked " * 12})
+    out.append({"role": "user", "content": "Thanks, and the newest one?"})
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -17,19 +17,10 @@ import pytest
 from chainsum.server import ServerSettings, SettingsError
 from chainsum.store import SQLiteStore
 from chainsum.testing import FakeLLMServer
-from server.server_support import Running, proxy
+from server.server_support import Running, chat, proxy
 
 WINDOW = 2000
 EXAMPLE = Path(__file__).parents[2] / "examples" / "support-session.json"
-
-
-def chat(n: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": "You are the order desk."}]
-    for i in range(n):
-        out.append({"role": "user", "content": f"Where is order ORD-{1000 + i}? " + "please check " * 12})
-        out.append({"role": "assistant", "content": f"ORD-{1000 + i} is in warehouse W{i}. " + "checked " * 12})
-    out.append({"role": "user", "content": "Thanks, and the newest one?"})
-    return out
 
 
 def send(p: Running, messages: list[dict[str, Any]], session: str = "api-test", **headers: str) -> httpx.Response:

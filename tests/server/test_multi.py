@@ -22,19 +22,10 @@ from chainsum.rules import validate
 from chainsum.store import SQLiteStore, SqlStore
 from chainsum.testing import FakeLLMServer
 from chainsum.tokens import HeuristicCounter
-from server.server_support import Running, proxy
+from server.server_support import Running, chat, proxy
 from store.store_support import POSTGRES_URL, require_postgres
 
 WINDOW = 2000
-
-
-def chat(n: int) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [{"role": "system", "content": "You are the order desk."}]
-    for i in range(n):
-        out.append({"role": "user", "content": f"Where is order ORD-{1000 + i}? " + "please check " * 12})
-        out.append({"role": "assistant", "content": f"ORD-{1000 + i} is in warehouse W{i}. " + "checked " * 12})
-    out.append({"role": "user", "content": "Thanks, and the newest one?"})
-    return out
 
 
 def post(p: Running, session: str, messages: list[dict[str, Any]]) -> httpx.Response:
