@@ -2,9 +2,9 @@
 
 Run: ``uv run python bench/bench_server.py`` (``--quick`` for a short run).
 
-Setup, all on loopback: the fake upstream (`chainsum.testing.FakeLLMServer`, a thread of this process) answers
-every request at once; ``chainsum serve`` runs as its own process (one worker, a SQLite file store) in front of
-it; the client is httpx's async client in this process. Each session is a chat whose client resends its whole
+Setup, all on loopback, three processes: the fake upstream (`chainsum.testing.FakeLLMServer`, answering every
+request at once), ``chainsum serve`` in front of it (one worker, a SQLite file store), and the client (httpx's
+async client, this process). Each session is a chat whose client resends its whole
 history every turn (OpenAI Chat Completions, non-streaming), starting from 200 messages and growing by two per
 turn. Every scenario runs twice on the same data: straight to the upstream (the baseline) and through the proxy.
 
@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-
-from chainsum.testing import FakeLLMServer
 
 
 def _free_port() -> int:
@@ -97,6 +95,23 @@ def _quarters(values: list[float]) -> tuple[float, float]:
     return statistics.median(values[:k]) * 1000, statistics.median(values[-k:]) * 1000
 
 
+_FAKE = """
+import sys
+from chainsum.testing import FakeLLMServer
+server = FakeLLMServer().start()
+print(server.port, flush=True)
+sys.stdin.read()  # until the benchmark closes our stdin
+server.close()
+"""
+
+
+def _start_fake() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-c", _FAKE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    port = int(proc.stdout.readline())
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
 def _start_proxy(upstream: str, db: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "CHAINSUM_UPSTREAM_URL": upstream, "CHAINSUM_DB": db}
     proc = subprocess.Popen(
@@ -128,9 +143,10 @@ def main() -> None:
         ("compacting, 100 sessions", 100, turns_many, 8_000),
     ]
     print("bench_server: 200-message chats (about 20K tokens), OpenAI Chat Completions, non-streaming, loopback")
-    with FakeLLMServer() as fake, tempfile.TemporaryDirectory() as tmp:
+    fake, upstream = _start_fake()
+    with tempfile.TemporaryDirectory() as tmp:
         port = _free_port()
-        proxy = _start_proxy(fake.openai_base_url, os.path.join(tmp, "bench.db"), port)
+        proxy = _start_proxy(upstream, os.path.join(tmp, "bench.db"), port)
         try:
             head = (
                 f"{'scenario':30} {'direct p50/p99 ms':>18} {'proxy p50/p99 ms':>17} {'overhead p50/p99 ms':>20} "
@@ -138,7 +154,7 @@ def main() -> None:
             )
             print(head)
             for name, sessions, turns, window in scenarios:
-                direct = asyncio.run(_drive(fake.openai_base_url, sessions, turns, None, 200))
+                direct = asyncio.run(_drive(upstream, sessions, turns, None, 200))
                 through = asyncio.run(_drive(f"http://127.0.0.1:{port}/v1", sessions, turns, window, 200))
                 d50, d99 = _pct(direct.latencies, 0.5), _pct(direct.latencies, 0.99)
                 p50, p99 = _pct(through.latencies, 0.5), _pct(through.latencies, 0.99)
@@ -151,6 +167,7 @@ def main() -> None:
         finally:
             proxy.terminate()
             proxy.wait(10)
+            fake.communicate("", timeout=10)
 
 
 if __name__ == "__main__":

@@ -91,4 +91,7 @@ def serve_cmd(
         workers=settings.workers,
         log_level=log_level,
         proxy_headers=False,
+        # Longer than clients keep an idle connection (httpx: 5 s, the default of uvicorn too): the client closes
+        # first, so it never sends a request on a connection the server is closing at that moment.
+        timeout_keep_alive=65,
     )

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import httpx
+import orjson
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
@@ -73,11 +74,13 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 
 def _parse(raw: bytes) -> dict[str, Any]:
+    """The body as JSON: orjson (a few times faster on a long history than the standard library, which is most of
+    what the proxy spends on a request with nothing to do)."""
     try:
-        body = json.loads(raw)
-    except RecursionError:
-        raise ProxyError(400, "request body is nested too deeply") from None
-    except ValueError as exc:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc).lower():
+            raise ProxyError(400, "request body is nested too deeply") from None
         raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ProxyError(400, f"request body must be a JSON object, got {type(body).__name__}")
@@ -164,7 +167,7 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
     event: SummarizationEvent | None = None
     if prepared is not None:
         if prepared.messages is not items:
-            content = json.dumps({**body, route.history: list(prepared.messages)}, ensure_ascii=False).encode()
+            content = orjson.dumps({**body, route.history: list(prepared.messages)})
         if isinstance(prepared.event, SummarizationEvent):
             event = prepared.event
         extra["X-Chainsum-Summarized"] = "true" if event is not None else "false"
@@ -202,6 +205,16 @@ async def _forward(
         session = extra.get("X-Chainsum-Session", "")
         prefix = _announcement(route, request.headers, event.to_context_summarized(session).to_json_dict())
     out_headers = {**client_headers(response.headers), **extra}
+    if not streaming and "content-length" in response.headers:
+        # A whole answer of known length (a non-streaming completion, an error): read it and send it in one piece,
+        # without the streaming machinery (a task group, chunked encoding), which costs milliseconds a request.
+        try:
+            body = await response.aread()
+        except httpx.HTTPError as exc:
+            raise ProxyError(502, f"upstream {url} broke off its answer: {type(exc).__name__}") from None
+        finally:
+            await response.aclose()
+        return Response(body, status_code=response.status_code, headers=out_headers)
     return StreamingResponse(relay(response, prefix), status_code=response.status_code, headers=out_headers)
 
 
