@@ -244,3 +244,23 @@ def test_an_unknown_model_without_a_window_goes_through_untouched(fake: FakeLLMS
         )
         assert windowed.headers["x-chainsum-summarized"] == "true"
         assert upstream_tokens(fake.requests[-1].json) <= WINDOW
+
+
+def test_a_streamed_responses_answer_comes_through_a_compaction_whole(fake: FakeLLMServer, store: SQLiteStore) -> None:
+    with proxy(fake, store, context_window=WINDOW) as p:
+        client = p.keep(openai.OpenAI(base_url=p.openai_url, api_key="sk-test", max_retries=0))
+        items: list[Any] = []
+        for i in range(14):
+            items += [{"role": "user", "content": question(i)}, {"role": "assistant", "content": answer(i)}]
+        items.append({"role": "user", "content": question(14)})
+        fake.script(FakeText(text="Order ORD-1014 ships on Friday."))
+        with client.responses.with_streaming_response.create(model="gpt-4o", input=items, stream=True) as response:
+            assert response.headers["x-chainsum-summarized"] == "true"
+            events = list(response.parse())
+        types = [e.type for e in events]
+        assert types[0] == "response.created" and types[-1] == "response.completed"
+        deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+        assert deltas == "Order ORD-1014 ships on Friday."
+        sent = fake.requests[-1].json
+        assert isinstance(sent, dict) and sent["stream"] is True
+        assert len(sent["input"]) < len(items) and sent["input"][-1] == items[-1]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+from typing import cast
 
-__all__ = ["anthropic_events", "models_list", "openai_chunks", "pieces", "responses_answer"]
+__all__ = ["anthropic_events", "models_list", "openai_chunks", "pieces", "responses_answer", "responses_events"]
 
 
 def pieces(text: str) -> list[str]:
@@ -117,3 +118,37 @@ def responses_answer(model: str, text: str) -> object:
 
 def models_list() -> object:
     return {"object": "list", "data": [{"id": "fake-model", "object": "model", "created": 0, "owned_by": "chainsum"}]}
+
+
+def responses_events(model: str, text: str) -> list[bytes]:
+    """Responses API streaming events: created, one text delta per piece, done, completed (with the whole answer)."""
+    whole = cast(dict[str, object], responses_answer(model, text))
+    created: dict[str, object] = {**whole, "status": "in_progress", "output": list[object]()}
+    out = [_sse({"type": "response.created", "sequence_number": 0, "response": created}, "response.created")]
+    seq = 1
+    for piece in pieces(text):
+        delta = {
+            "type": "response.output_text.delta",
+            "sequence_number": seq,
+            "item_id": "msg_fake",
+            "output_index": 0,
+            "content_index": 0,
+            "delta": piece,
+            "logprobs": list[object](),
+        }
+        out.append(_sse(delta, "response.output_text.delta"))
+        seq += 1
+    done = {
+        "type": "response.output_text.done",
+        "sequence_number": seq,
+        "item_id": "msg_fake",
+        "output_index": 0,
+        "content_index": 0,
+        "text": text,
+        "logprobs": list[object](),
+    }
+    out.append(_sse(done, "response.output_text.done"))
+    out.append(
+        _sse({"type": "response.completed", "sequence_number": seq + 1, "response": whole}, "response.completed")
+    )
+    return out

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Literal, TypeAlias, assert_never, cast
 
-from ._fake_stream import anthropic_events, models_list, openai_chunks, responses_answer
+from ._fake_stream import anthropic_events, models_list, openai_chunks, responses_answer, responses_events
 
 __all__ = [
     "FakeEmpty",
@@ -376,13 +376,14 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             if isinstance(payload, dict):
                 model = str(cast(dict[str, object], payload).get("model", ""))
                 stream = cast(dict[str, object], payload).get("stream") is True
-            if stream and isinstance(reply, FakeText) and dialect != "responses":
+            if stream and isinstance(reply, FakeText):
                 self._stream(reply, dialect, model)
                 return
             self._send(_render(reply, dialect, model))
 
         def _stream(self, reply: FakeText, dialect: Dialect, model: str) -> None:
-            frames = openai_chunks(model, reply.text) if dialect == "openai" else anthropic_events(model, reply.text)
+            render = {"openai": openai_chunks, "anthropic": anthropic_events, "responses": responses_events}[dialect]
+            frames = render(model, reply.text)
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
