@@ -9,7 +9,7 @@ on standard error and in the report.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,7 +19,7 @@ from ._io import EXIT_PROBLEMS, console, fail, progress_bar, read_conversation, 
 from ._options import BaseUrlOpt, FileArg, FormatOpt, OutOpt, StrategyOpt, SummarizerOpt, config_from_env, tokens
 
 if TYPE_CHECKING:
-    from ..summarize import SummarizerLike
+    pass
 
 __all__ = ["compact_cmd"]
 
@@ -72,8 +72,7 @@ def compact_cmd(
 ) -> None:
     """Compact the conversation to fit a token budget; output in the input's format (or the provider's)."""
     from ..executor import check_hard_limit, compact_sync
-    from ..manager import summarizers_from_config
-    from ..strategies import StrategyOptions, strategy_named
+    from ..manager import compact_options
     from ..tokens import get_counter
 
     if provider is not None and provider not in PROVIDERS:
@@ -87,9 +86,8 @@ def compact_cmd(
     config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
     with user_errors(file):
         conv = read_conversation(file, format)
-        strat = strategy_named(config.strategy, StrategyOptions(summary_ratio=config.summary_ratio))
         try:
-            summ = cast("SummarizerLike", summarizers_from_config(config)[0])
+            options = compact_options(config)
         except ValueError as exc:
             fail(f"--summarizer {summarizer!r}: {exc}" if summarizer is not None else str(exc))
         if config.model_id is not None and config.model_id.strip().lower().startswith("litellm:"):
@@ -109,15 +107,11 @@ def compact_cmd(
 
             result = compact_sync(
                 conv.messages,
-                strat,
-                summarizer=summ,
+                **options,
                 counter=get_counter("heuristic"),
                 budget=wanted,
                 hard_limit=limit,
                 provider=target,
-                max_depth=config.max_summary_chain_depth,
-                summary_role="system" if config.summary_role == "system" else "user",
-                max_summarizer_input_tokens=config.summarizer_input_cap_tokens,
                 dry_run=dry_run,
                 progress=progress,
             )

@@ -2,6 +2,7 @@
 events, context windows, recall, and session replay."""
 
 from ._codec import LIVE_FORMATS
+from ._compact_options import CompactOptions, compact_options
 from ._config import ENV_VARS, ConfigError, EnvVar, ManagerConfig, read_dotenv
 from ._events import (
     ContextSummarizedEvent,
@@ -27,6 +28,7 @@ __all__ = [
     "ENV_VARS",
     "LIVE_FORMATS",
     "AnySummarizer",
+    "CompactOptions",
     "ConfigError",
     "ContextManager",
     "ContextSummarizedEvent",
@@ -46,6 +48,7 @@ __all__ = [
     "TurnReport",
     "UnknownModelError",
     "WindowExceededEvent",
+    "compact_options",
     "context_window",
     "detect_summarization",
     "read_dotenv",

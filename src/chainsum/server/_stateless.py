@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from ..executor import check_budget, check_hard_limit, compact
 from ..formats import Conversation, Dropped, dump, load, output_target
-from ..manager import ManagerConfig, summarizers_from_config
+from ..manager import ManagerConfig, compact_options
 from ..rules import PROVIDERS
-from ..strategies import STRATEGIES, StrategyOptions, strategy_named
+from ..strategies import STRATEGIES
 from ..tokens import HeuristicCounter
 from ._errors import ProxyError
 
@@ -56,17 +56,12 @@ async def compact_document(body: Mapping[str, Any], config: ManagerConfig) -> di
         config = replace(config, strategy=strategy)
     conv = load(body["conversation"], format=fmt)
     target, out_format = output_target(conv.format, provider)
+    try:
+        options = compact_options(config)
+    except ValueError as exc:
+        raise ProxyError(400, f"the configured summarizer: {exc}") from None
     result = await compact(
-        conv.messages,
-        strategy_named(config.strategy, StrategyOptions(summary_ratio=config.summary_ratio)),
-        summarizer=cast(Any, summarizers_from_config(config)[0]),
-        counter=HeuristicCounter(),
-        budget=budget,
-        hard_limit=hard_limit,
-        provider=target,
-        max_depth=config.max_summary_chain_depth,
-        summary_role="system" if config.summary_role == "system" else "user",
-        max_summarizer_input_tokens=config.summarizer_input_cap_tokens,
+        conv.messages, **options, counter=HeuristicCounter(), budget=budget, hard_limit=hard_limit, provider=target
     )
     dropped: list[Dropped] = []
     doc = dump(Conversation(tuple(result.messages), conv.format, conv.envelope), to=out_format, dropped=dropped)
