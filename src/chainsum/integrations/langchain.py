@@ -40,7 +40,6 @@ Calls for one thread are expected one at a time, as a conversation's turns are.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections import OrderedDict
@@ -55,6 +54,7 @@ from ..manager import ContextManager, Prepared
 from ..manager._recall import is_recall_message
 from ..messages import Message
 from ..store import Archive, MemoryArchive
+from ..tokens import json_tokens
 from ._common import make_manager, require
 
 require("langchain.agents.middleware", package="langchain", extra="langchain")
@@ -270,7 +270,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     schema: Any = convert_to_openai_tool(tool)
                 except Exception:  # a provider-specific tool dict: its JSON is what is sent
                     schema = tool if isinstance(tool, dict) else {"name": str(getattr(tool, "name", ""))}
-                tokens = manager.counter.count_text(json.dumps(schema, ensure_ascii=False, default=str))
+                tokens = json_tokens(manager.counter, schema)
                 hit = self._tools[id(tool)] = (tool, tokens)
             total += hit[1]
         return total

@@ -51,7 +51,6 @@ One instance serves one conversation: its `ContextManager` holds that conversati
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
@@ -61,6 +60,7 @@ from ..errors import MissingDependencyError
 from ..executor import check_budget
 from ..manager import ContextManager, Prepared
 from ..manager._recall import RECALL_INTRO
+from ..tokens import json_tokens
 from ._common import make_manager
 
 try:
@@ -461,7 +461,6 @@ class ChainsumInputFilter:
                 )
             elif isinstance(tool, Agent):
                 specs.append({"name": tool.name, "description": tool.handoff_description or ""})
-        text = json.dumps(specs, ensure_ascii=False, sort_keys=True, default=str) if specs else ""
-        tokens = self.manager.counter.count_text(text) if text else 0
+        tokens = json_tokens(self.manager.counter, specs)
         self._tools = (owned, tokens)
         return tokens

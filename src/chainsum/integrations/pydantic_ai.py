@@ -46,7 +46,6 @@ own ``session=`` when they share an archive.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import operator
 from collections.abc import Sequence
@@ -58,6 +57,7 @@ from ..formats import pydantic_ai as wire
 from ..formats._base import native
 from ..manager import ContextManager, Prepared
 from ..messages import Message
+from ..tokens import json_tokens
 from ._common import make_manager
 
 try:
@@ -181,8 +181,8 @@ class ChainsumHistory:
         for tool in tools:
             hit = self._tools.get(id(tool))
             if hit is None or hit[0] is not tool:
-                text = json.dumps([tool.name, tool.description, tool.parameters_json_schema], ensure_ascii=False)
-                hit = (tool, self.manager.counter.count_text(text))
+                definition = [tool.name, tool.description, tool.parameters_json_schema]
+                hit = (tool, json_tokens(self.manager.counter, definition))
             seen[id(tool)] = hit
             total += hit[1]
         self._tools = seen

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import logging
 import operator
 import weakref
@@ -69,6 +68,7 @@ from ..formats import bedrock
 from ..manager import ContextManager, ManagerConfig, Prepared
 from ..manager._recall import is_recall_message
 from ..messages import Message
+from ..tokens import json_tokens
 from ._common import make_manager
 
 try:
@@ -230,9 +230,7 @@ class ChainsumConversationManager(ConversationManager):
             return 0
         names = tuple(agent.tool_names)
         if self._specs is None or self._specs[0] != names:
-            specs = agent.tool_registry.get_all_tool_specs()
-            text = json.dumps(specs, ensure_ascii=False, sort_keys=True, default=str) if specs else ""
-            self._specs = (names, self.manager.counter.count_text(text) if text else 0)
+            self._specs = (names, json_tokens(self.manager.counter, agent.tool_registry.get_all_tool_specs()))
         return self._specs[1]
 
     def _apply(self, agent: Agent, given: list[Message], prepared: Prepared[Any], *, recall: bool) -> bool:

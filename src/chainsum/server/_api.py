@@ -23,7 +23,7 @@ from ..chain import message_depth, record_blocks
 from ..errors import ChainsumError
 from ..manager._recall import is_recall_message
 from ..messages import Message, message_from_dict, message_to_dict
-from ..store import SessionInfo, StoreError, UnknownSummaryError
+from ..store import SessionInfo, StoredEvent, StoreError, UnknownSummaryError
 from ._errors import ProxyError
 from ._state import AppState, state_of
 from ._stateless import compact_document
@@ -233,6 +233,11 @@ async def compact_session(session: str, state: State) -> Response:
     return JSONResponse({"id": session, "status": "requested"}, status_code=202)
 
 
+def _sse(event: StoredEvent) -> ServerSentEvent:
+    """A stored event on the stream: named by its type, its sequence number as the id a client resumes from."""
+    return ServerSentEvent(raw_data=json.dumps(event.data), event=event.data.get("type"), id=str(event.seq))
+
+
 @api.get("/events", response_class=EventSourceResponse)
 async def events(request: Request, state: State, session: str | None = None) -> AsyncIterator[ServerSentEvent]:
     """Server-sent events: each ``context_summarized`` (and failure, clear) event of every instance, as it
@@ -242,9 +247,9 @@ async def events(request: Request, state: State, session: str | None = None) -> 
     try:
         if after is not None and after.isdigit():
             for event in await asyncio.to_thread(state.store.events, int(after), session=session, limit=1000):
-                yield ServerSentEvent(raw_data=json.dumps(event.data), event=event.data.get("type"), id=str(event.seq))
+                yield _sse(event)
         async for event in sub:
-            yield ServerSentEvent(raw_data=json.dumps(event.data), event=event.data.get("type"), id=str(event.seq))
+            yield _sse(event)
     finally:
         state.hub.unsubscribe(sub)
 

@@ -30,6 +30,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 
 from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window
+from ..tokens import json_tokens
 from ._errors import Dialect, ProxyError, provider_error
 from ._identity import session_key
 from ._state import AppState, state_of
@@ -104,10 +105,7 @@ def _window(headers: Mapping[str, str], state: AppState, model: str) -> int | No
 def _reserve(body: Mapping[str, Any], window: int, state: AppState) -> int:
     """Tokens the request needs beyond its history: its tool definitions, and the answer it asks room for (at
     most a quarter of the window: a client asking for the whole window still gets a history)."""
-    reserved = 0
-    tools = body.get("tools")
-    if tools:
-        reserved += state.counter.count_text(json.dumps(tools, ensure_ascii=False))
+    reserved = json_tokens(state.counter, body.get("tools"))
     for name in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
         value = body.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:

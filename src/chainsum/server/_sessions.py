@@ -44,7 +44,7 @@ from ._identity import SessionKey
 from ._metrics import Metrics
 from ._settings import ServerSettings
 
-__all__ = ["Live", "Sessions", "event_json"]
+__all__ = ["Live", "Sessions", "event_json", "failure_json"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +56,7 @@ def event_json(event: ManagerEvent, session: str) -> dict[str, Any]:
         case SummarizationEvent():
             return event.to_context_summarized(session).to_json_dict()
         case SummarizationFailedEvent():
-            return {
-                "type": "summarization_failed",
-                "sessionId": session,
-                "error": event.error,
-                "errorKind": event.error_kind,
-                "tokensBefore": event.tokens_before,
-                "message": "Summarization failed; the history was sent unchanged",
-            }
+            return failure_json(session, event.error, errorKind=event.error_kind, tokensBefore=event.tokens_before)
         case WindowExceededEvent():
             return {
                 "type": "window_exceeded",
@@ -72,6 +65,18 @@ def event_json(event: ManagerEvent, session: str) -> dict[str, Any]:
                 "window": event.window,
                 "message": f"The request is over the context window: {event.detail}",
             }
+
+
+def failure_json(session: str, error: str, **more: object) -> dict[str, Any]:
+    """The ``summarization_failed`` event: a summarizer that failed (the manager's event) or an error inside chainsum
+    (the proxy's own fail-open); either way the history went upstream unchanged."""
+    return {
+        "type": "summarization_failed",
+        "sessionId": session,
+        "error": error,
+        **more,
+        "message": "Summarization failed; the history was sent unchanged",
+    }
 
 
 @dataclass(eq=False, slots=True)
@@ -185,12 +190,7 @@ class Sessions:
             except Exception as exc:
                 logger.exception("session=<%s> | preparing failed; sending the history unchanged", live.key.id)
                 self.metrics.failures.inc()
-                failed = {
-                    "type": "summarization_failed",
-                    "sessionId": live.key.id,
-                    "error": f"{type(exc).__name__}: {exc}",
-                    "message": "Summarization failed; the history was sent unchanged",
-                }
+                failed = failure_json(live.key.id, f"{type(exc).__name__}: {exc}")
                 self._background(self.hub.publish(live.key.id, failed))
                 return None
             live.tokens = prepared.tokens_after

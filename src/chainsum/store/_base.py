@@ -15,14 +15,13 @@ import hashlib
 import json
 import logging
 import threading
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, Self, TypeVar
 
 from ..messages import Message, message_from_dict
-from ._directory import SessionDirectory
+from ._directory import SessionDirectory, now_ms
 from ._errors import ArchiveConflictError, ArchiveIntegrityError, StoreConnectionError, UnknownSummaryError
 from ._protocol import ArchivedMessage, SearchHit, StoredState
 from ._records import SummaryRecord, canonical_json
@@ -57,10 +56,6 @@ class ConnectionLost(Exception):
         self.commit_sent = commit_sent
         """True when the body had finished and COMMIT was (or was being) sent: the server may have committed."""
         super().__init__("database connection lost" + (" during COMMIT" if commit_sent else ""))
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _dumps(value: object) -> str:
@@ -219,7 +214,7 @@ class SqlStore(SessionDirectory, ABC):
     def _archive(self, tx: Tx, session: str, prepared: Sequence[tuple[str, Message, str, str]]) -> int:
         row = tx.one("SELECT COALESCE(MAX(position) + 1, 0) FROM archive WHERE session = ?", (session,))
         position = int(row[0]) if row is not None else 0
-        created = _now_ms()
+        created = now_ms()
         added = 0
         for message_id, message, text, sha in prepared:
             existing = tx.one("SELECT sha256 FROM archive WHERE session = ? AND message_id = ?", (session, message_id))
@@ -264,12 +259,12 @@ class SqlStore(SessionDirectory, ABC):
             changed = tx.execute(
                 "INSERT INTO session_state (session, version, data, updated_ms) VALUES (?, 1, ?, ?) "
                 "ON CONFLICT (session) DO NOTHING",
-                (session, state_json, _now_ms()),
+                (session, state_json, now_ms()),
             )
         else:
             changed = tx.execute(
                 "UPDATE session_state SET version = ?, data = ?, updated_ms = ? WHERE session = ? AND version = ?",
-                (expected_version + 1, state_json, _now_ms(), session, expected_version),
+                (expected_version + 1, state_json, now_ms(), session, expected_version),
             )
         return changed == 1
 

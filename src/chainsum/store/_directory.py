@@ -102,6 +102,7 @@ class StoredEvent:
 
 
 def now_ms() -> int:
+    """Unix milliseconds: every time column of the store (this module's and `_base`'s)."""
     return time.time_ns() // 1_000_000
 
 

@@ -13,6 +13,7 @@ from ._heuristic import HeuristicCounter
 from ._media import image_tokens, pixel_tokens
 from ._protocol import TokenCounter
 from ._registry import COUNTER_NAMES, get_counter
+from ._structure import json_tokens
 from ._text import Coefficients
 from ._tiktoken import EncodingUnavailableError, TiktokenCounter, load_encoding
 
@@ -26,6 +27,7 @@ __all__ = [
     "TokenCounter",
     "get_counter",
     "image_tokens",
+    "json_tokens",
     "load_encoding",
     "pixel_tokens",
 ]

@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Sequence
-from typing import assert_never
+from typing import TYPE_CHECKING, assert_never
 
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult
 from ._media import file_tokens, image_tokens
+
+if TYPE_CHECKING:
+    from ._protocol import TokenCounter
 
 __all__ = [
     "MESSAGE_OVERHEAD",
@@ -27,6 +30,7 @@ __all__ = [
     "REPLY_PRIMING",
     "TOOL_CALL_OVERHEAD",
     "TOOL_RESULT_OVERHEAD",
+    "json_tokens",
     "message_cost",
     "reply_priming",
 ]
@@ -111,3 +115,12 @@ def message_cost(message: Message, count_text: Callable[[str], int]) -> int:
 def reply_priming(messages: Sequence[Message]) -> int:
     """The reply priming a request adds, nothing for an empty history (there is no request)."""
     return REPLY_PRIMING if messages else 0
+
+
+def json_tokens(counter: TokenCounter, value: object) -> int:
+    """Tokens of what a request carries beside its messages as JSON (tool definitions, above all): its JSON text,
+    keys sorted so that the same definitions always count the same; 0 for nothing. Every surface that reserves room
+    for tool definitions (the proxy, each framework integration) counts them here."""
+    if not value:
+        return 0
+    return counter.count_text(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
