@@ -2,18 +2,21 @@
 
 Run: ``uv run python bench/bench_server.py`` (``--quick`` for a short run).
 
-Setup, all on loopback, three processes: the fake upstream (`chainsum.testing.FakeLLMServer`, answering every
-request at once), ``chainsum serve`` in front of it (one worker, a SQLite file store), and the client (httpx's
-async client, this process). Each session is a chat whose client resends its whole
-history every turn (OpenAI Chat Completions, non-streaming), starting from 200 messages and growing by two per
-turn. Every scenario runs twice on the same data: straight to the upstream (the baseline) and through the proxy.
+Setup, all on loopback: the fake upstream (`chainsum.testing.FakeLLMServer`, answering every request at once),
+``chainsum serve`` in front of it (one worker, a SQLite file store), a bare pass-through proxy beside it (the
+same uvicorn and aiohttp, reading the body and forwarding it, nothing else: the floor any Python proxy on this
+stack pays on this machine), and the client (httpx's async client, this process). Each session is a chat whose
+client resends its whole history every turn (OpenAI Chat Completions, non-streaming), starting from 200 messages
+and growing by two per turn. Every scenario runs on the same data straight to the upstream (the baseline),
+through the bare proxy and through chainsum, in alternating rounds so that a noisy moment of the machine falls on
+all three alike.
 
 Scenarios: 1 and 100 concurrent sessions with nothing to do (a 128K window; about 20K tokens of history), and 1
 and 100 sessions while compactions happen (an 8K window: each session compacts every few turns). Printed per
-scenario: p50 and p99 latency of both, the p50 and p99 overhead (proxy minus direct, and the ratio), how many
-requests compacted, and the proxy's throughput. The issue's target: p50 overhead <= 2 ms at 200 messages with
-nothing to do, flat as histories grow (the last column compares the overhead of the last quarter of the turns,
-with the longest histories, to the first quarter).
+scenario: p50 and p99 latency direct and through chainsum, the p50 and p99 overhead (chainsum minus direct, and
+the ratio), how many requests compacted, chainsum's throughput, the overhead of the first and of the last quarter
+of the turns (the shortest and the longest histories), and the bare pass-through's p50 overhead. The issue's
+target: p50 overhead <= 2 ms at 200 messages with nothing to do, flat as histories grow.
 """
 
 from __future__ import annotations
@@ -90,10 +93,55 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def _quarters(values: list[float]) -> tuple[float, float]:
-    k = max(1, len(values) // 4)
-    return statistics.median(values[:k]) * 1000, statistics.median(values[-k:]) * 1000
+def _quarters(values: list[float], rounds: int) -> tuple[float, float]:
+    """Median of the first and of the last quarter of the turns (the shortest and the longest histories), over
+    all rounds (each round's latencies follow the previous round's)."""
+    per = len(values) // rounds
+    k = max(1, per // 4)
+    first = [v for r in range(rounds) for v in values[r * per : r * per + k]]
+    last = [v for r in range(rounds) for v in values[(r + 1) * per - k : (r + 1) * per]]
+    return statistics.median(first) * 1000, statistics.median(last) * 1000
 
+
+_BARE = """
+import sys
+import aiohttp
+import uvicorn
+
+UPSTREAM = sys.argv[1]
+state = {}
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                state["client"] = aiohttp.ClientSession(auto_decompress=False)
+                await send({"type": "lifespan.startup.complete"})
+            else:
+                await state["client"].close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            break
+    if scope["path"] == "/healthz":
+        status, body = 200, b"ok"
+    else:
+        headers = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
+        url = UPSTREAM + scope["path"][len("/v1"):]
+        async with state["client"].post(url, data=b"".join(chunks), headers=headers) as response:
+            status, body = response.status, await response.read()
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+uvicorn.run(app, port=int(sys.argv[2]), log_level="warning", timeout_keep_alive=65)
+"""
 
 _FAKE = """
 import sys
@@ -112,10 +160,11 @@ def _start_fake() -> tuple[subprocess.Popen[str], str]:
     return proc, f"http://127.0.0.1:{port}/v1"
 
 
-def _start_proxy(upstream: str, db: str, port: int) -> subprocess.Popen[bytes]:
+def _start_proxy(upstream: str, db: str, port: int, *, bare: bool = False) -> subprocess.Popen[bytes]:
     env = {**os.environ, "CHAINSUM_UPSTREAM_URL": upstream, "CHAINSUM_DB": db}
+    command = ["-c", _BARE, upstream, str(port)] if bare else ["-m", "chainsum", "serve", "--port", str(port)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "chainsum", "serve", "--port", str(port), "--log-level", "warning"],
+        [sys.executable, *command, *([] if bare else ["--log-level", "warning"])],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -133,9 +182,9 @@ def _start_proxy(upstream: str, db: str, port: int) -> subprocess.Popen[bytes]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="fewer turns")
+    parser.add_argument("--quick", action="store_true", help="fewer turns and rounds")
     args = parser.parse_args()
-    turns_one, turns_many = (20, 3) if args.quick else (60, 8)
+    (turns_one, turns_many), rounds = ((20, 3), 1) if args.quick else ((30, 4), 3)
     scenarios = [
         ("nothing to do, 1 session", 1, turns_one, 128_000),
         ("nothing to do, 100 sessions", 100, turns_many, 128_000),
@@ -143,30 +192,43 @@ def main() -> None:
         ("compacting, 100 sessions", 100, turns_many, 8_000),
     ]
     print("bench_server: 200-message chats (about 20K tokens), OpenAI Chat Completions, non-streaming, loopback")
+    print(f"{rounds} round(s) per scenario, alternating direct / bare pass-through / chainsum serve")
     fake, upstream = _start_fake()
     with tempfile.TemporaryDirectory() as tmp:
-        port = _free_port()
+        port, bare_port = _free_port(), _free_port()
         proxy = _start_proxy(upstream, os.path.join(tmp, "bench.db"), port)
+        bare = _start_proxy(upstream, "", bare_port, bare=True)
         try:
             head = (
                 f"{'scenario':30} {'direct p50/p99 ms':>18} {'proxy p50/p99 ms':>17} {'overhead p50/p99 ms':>20} "
-                f"{'ratio p50':>9} {'compacted':>9} {'proxy req/s':>11} {'overhead first/last q':>22}"
+                f"{'ratio p50':>9} {'compacted':>9} {'proxy req/s':>11} {'overhead first/last q':>22} "
+                f"{'bare overhead p50':>17}"
             )
             print(head)
             for name, sessions, turns, window in scenarios:
-                direct = asyncio.run(_drive(upstream, sessions, turns, None, 200))
-                through = asyncio.run(_drive(f"http://127.0.0.1:{port}/v1", sessions, turns, window, 200))
+                direct, through, floor = Run([], 0, 0.0), Run([], 0, 0.0), Run([], 0, 0.0)
+                for _ in range(rounds):
+                    for run, url, win in (
+                        (direct, upstream, None),
+                        (floor, f"http://127.0.0.1:{bare_port}/v1", None),
+                        (through, f"http://127.0.0.1:{port}/v1", window),
+                    ):
+                        one = asyncio.run(_drive(url, sessions, turns, win, 200))
+                        run.latencies.extend(one.latencies)
+                        run.compacted += one.compacted
+                        run.seconds += one.seconds
                 d50, d99 = _pct(direct.latencies, 0.5), _pct(direct.latencies, 0.99)
                 p50, p99 = _pct(through.latencies, 0.5), _pct(through.latencies, 0.99)
-                dq, pq = _quarters(direct.latencies), _quarters(through.latencies)
+                dq, pq = _quarters(direct.latencies, rounds), _quarters(through.latencies, rounds)
                 print(
                     f"{name:30} {d50:8.2f}/{d99:<9.2f} {p50:8.2f}/{p99:<8.2f} {p50 - d50:9.2f}/{p99 - d99:<10.2f} "
                     f"{p50 / d50:9.2f} {through.compacted:9d} {len(through.latencies) / through.seconds:11.1f} "
-                    f"{pq[0] - dq[0]:10.2f}/{pq[1] - dq[1]:<10.2f}"
+                    f"{pq[0] - dq[0]:10.2f}/{pq[1] - dq[1]:<10.2f} {_pct(floor.latencies, 0.5) - d50:17.2f}"
                 )
         finally:
-            proxy.terminate()
-            proxy.wait(10)
+            for proc in (proxy, bare):
+                proc.terminate()
+                proc.wait(10)
             fake.communicate("", timeout=10)
 
 

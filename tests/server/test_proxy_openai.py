@@ -264,3 +264,20 @@ def test_a_streamed_responses_answer_comes_through_a_compaction_whole(fake: Fake
         sent = fake.requests[-1].json
         assert isinstance(sent, dict) and sent["stream"] is True
         assert len(sent["input"]) < len(items) and sent["input"][-1] == items[-1]
+
+
+def test_the_query_string_and_the_models_route_reach_the_upstream(fake: FakeLLMServer, store: SQLiteStore) -> None:
+    # Azure-style deployments put the API version in the query string; it must reach the upstream as sent.
+    with proxy(fake, store, context_window=WINDOW) as p:
+        client = p.keep(
+            openai.OpenAI(
+                base_url=p.openai_url, api_key="sk-q", max_retries=0, default_query={"api-version": "2025-01-01"}
+            )
+        )
+        client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "hi"}])
+        listed = client.models.list()
+    assert [(r.path, r.query) for r in fake.requests] == [
+        ("/v1/chat/completions", "api-version=2025-01-01"),
+        ("/v1/models", "api-version=2025-01-01"),
+    ]
+    assert [m.id for m in listed.data]

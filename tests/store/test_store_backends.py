@@ -16,6 +16,7 @@ from chainsum.store import (
     canonical_json,
     sha256_all,
 )
+from chainsum.store._schema import snippet_of
 from store.store_support import Backend
 
 
@@ -230,6 +231,8 @@ def test_search_ranks_and_filters_by_session(store: Store) -> None:
     assert hits[0].rank > hits[1].rank
     assert hits[0].session == "a" and hits[0].position == 1 and hits[0].role == "assistant"
     assert "[kafka]" in hits[0].snippet.lower()
+    bare = store.search("a", "kafka", snippets=False)  # recall reads the originals: no snippets to make
+    assert [(h.message_id, h.snippet) for h in bare] == [("thrice", ""), ("once", "")]
     assert {h.message_id for h in store.search(None, "kafka")} == {"once", "thrice", "elsewhere"}
     assert [h.message_id for h in store.search("b", "KAFKA session")] == ["elsewhere"]
     assert store.search("a", "kafka absentword") == []
@@ -390,3 +393,12 @@ def test_closing_the_store_while_holding_the_lock_does_not_raise_on_release(back
     with store.try_lock("s") as held:
         assert held
         store.close()
+
+
+def test_snippets_mark_the_matching_words_around_the_first_match_and_can_be_left_out() -> None:
+    text = "filler " * 500 + "We moved the broker to Kafka last week. " + "more " * 500
+    shown = snippet_of(text, ["kafka"])
+    assert "[Kafka]" in shown and shown.startswith("…") and shown.endswith("…")
+    assert len(shown.split()) <= 17
+    assert snippet_of("short kafka note", ["KAFKA"]) == "short [kafka] note"
+    assert snippet_of("nothing here", ["kafka"]) == "nothing here"

@@ -177,6 +177,8 @@ class ContextManager:
         self._additive = isinstance(self.counter, HeuristicCounter | TiktokenCounter)
         self._priming: int | None = None
         self._recall: tuple[str, int, Recall | None] | None = None
+        self._rendered: dict[int, tuple[Message, str]] = {}
+        """Rendered bodies of the context messages, by identity (recall leaves out what the model sees already)."""
         self._system: tuple[object, int] | None = None
         self.last_ratio = 0.0
         """The token ratio the last `prepare` saw."""
@@ -449,7 +451,9 @@ class ContextManager:
             cached = self._recall[2]
             return cached if cached is None or cached.tokens <= budget else None
         try:
-            recall = recall_block(self.archive, self.session, key, budget, self.counter, exclude=output)
+            recall = recall_block(
+                self.archive, self.session, key, budget, self.counter, exclude=output, rendered=self._rendered
+            )
         except Exception:  # recall is a help, never a reason for a request to fail
             logger.warning("session=<%s> | recall failed; request sent without it", self.session, exc_info=True)
             recall = None

@@ -83,19 +83,27 @@ def recall_block(
     counter: TokenCounter,
     *,
     exclude: Sequence[Message] = (),
+    rendered: dict[int, tuple[Message, str]] | None = None,
 ) -> Recall | None:
-    """The recall block for a user message, or None when nothing relevant fits in `budget` tokens."""
+    """The recall block for a user message, or None when nothing relevant fits in `budget` tokens.
+
+    Messages of `exclude` (what the model sees already) are never recalled. `rendered` is the caller's cache of
+    their rendered bodies by identity, kept across calls (a long context renders only its new messages); it is
+    left holding exactly the messages of `exclude`. Originals are fetched a few at a time, best match first, since
+    the budget usually takes only the first few of the 24 hits."""
     query = query_of(user_text)
     if not query or budget < 60:
         return None
-    hits = archive.search(session, query, limit=24, any_word=True)
+    hits = archive.search(session, query, limit=24, any_word=True, snippets=False)
     if not hits:
         return None
-    messages = _fetch(archive, session, hits)
-    present = {render_body(m) for m in exclude}
+    present = _bodies(exclude, rendered)
     chosen: list[tuple[SearchHit, str]] = []
     used = counter.count_text(RECALL_INTRO) + 20
-    for hit in hits:
+    messages: dict[str, Message] = {}
+    for k, hit in enumerate(hits):
+        if k % _BATCH == 0:
+            messages = _fetch(archive, session, hits[k : k + _BATCH])
         message = messages.get(hit.message_id)
         if message is None or is_summary_message(message):
             continue
@@ -121,6 +129,23 @@ def recall_block(
             return Recall(block, ids, tokens)
         chosen.pop()
     return None
+
+
+_BATCH = 6
+
+
+def _bodies(messages: Sequence[Message], cache: dict[int, tuple[Message, str]] | None) -> set[str]:
+    """The rendered bodies of `messages`, through `cache` (by identity; the message is kept with its body, so a
+    reused id never matches another message). The cache ends up holding exactly `messages`."""
+    if cache is None:
+        return {render_body(m) for m in messages}
+    kept: dict[int, tuple[Message, str]] = {}
+    for m in messages:
+        hit = cache.get(id(m))
+        kept[id(m)] = hit if hit is not None and hit[0] is m else (m, render_body(m))
+    cache.clear()
+    cache.update(kept)
+    return {body for _, body in kept.values()}
 
 
 def _block(chosen: Sequence[tuple[SearchHit, str]]) -> Message:

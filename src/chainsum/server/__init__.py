@@ -13,7 +13,7 @@ import importlib.util
 
 from ..errors import MissingDependencyError as _MissingDependencyError
 
-for _package in ("fastapi", "uvicorn", "httpx", "prometheus_client", "orjson"):
+for _package in ("fastapi", "uvicorn", "aiohttp", "prometheus_client", "orjson"):
     if importlib.util.find_spec(_package) is None:  # pragma: no cover - the server extra is in the dev group
         raise _MissingDependencyError(_package, "server")
 

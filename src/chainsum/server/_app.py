@@ -1,9 +1,8 @@
 """`create_app`: the FastAPI app of ``chainsum serve``, its long-lived resources opened in the lifespan.
 
-The lifespan opens the store (SQLite file, or PostgreSQL for several workers or hosts), one pooled httpx client
-for every upstream call (keep-alive connections; a connect timeout, and a read timeout long enough for slow
-generations), the event hub's follower, and the session registry; it closes them in reverse order. Routers reach
-them through the request (`_state.state_of`), never through module globals.
+The lifespan opens the store (SQLite file, or PostgreSQL for several workers or hosts), the pooled upstream
+client (`_upstream.Upstream`), the event hub's follower, and the session registry; it closes them in reverse
+order. Routers reach them through the request (`_state.state_of`), never through module globals.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import httpx
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -26,10 +24,11 @@ from ._api import api, open_routes
 from ._errors import ProxyError, api_error, provider_error
 from ._hub import EventHub
 from ._metrics import Metrics
-from ._proxy import router as proxy_router
+from ._proxy import routes as proxy_routes
 from ._sessions import Sessions
 from ._settings import ServerSettings
 from ._state import AppState
+from ._upstream import Upstream
 
 __all__ = ["create_app", "open_store"]
 
@@ -51,10 +50,9 @@ def create_app(
     store: SqlStore | None = None,
     summarizers: Sequence[AnySummarizer] | None = None,
     counter: TokenCounter | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
     event_poll_s: float = 0.5,
 ) -> FastAPI:
-    """The app. `store`, `summarizers`, `counter` and `transport` replace what the settings would make (tests,
+    """The app. `store`, `summarizers` and `counter` replace what the settings would make (tests,
     and embedding the proxy in an app of one's own); a given `store` is not closed by the app."""
     settings = settings or ServerSettings.from_env()
 
@@ -65,12 +63,7 @@ def create_app(
         hub = EventHub(opened, poll_s=event_poll_s, listen_url=listen)
         metrics = Metrics()
         the_counter = counter or HeuristicCounter()
-        client = httpx.AsyncClient(
-            transport=transport,
-            timeout=httpx.Timeout(settings.read_timeout_s, connect=settings.connect_timeout_s),
-            limits=httpx.Limits(max_connections=512, max_keepalive_connections=64),
-            follow_redirects=False,
-        )
+        upstream = Upstream(connect_timeout_s=settings.connect_timeout_s, read_timeout_s=settings.read_timeout_s)
         sessions = Sessions(opened, settings, hub, metrics, summarizers=summarizers, counter=the_counter)
         app.state.chainsum = AppState(
             settings=settings,
@@ -78,7 +71,7 @@ def create_app(
             sessions=sessions,
             hub=hub,
             metrics=metrics,
-            client=client,
+            upstream=upstream,
             counter=the_counter,
         )
         await hub.start()
@@ -92,7 +85,7 @@ def create_app(
         finally:
             await sessions.drain()
             await hub.close()
-            await client.aclose()
+            await upstream.aclose()
             if store is None:
                 opened.close()
 
@@ -121,7 +114,7 @@ def create_app(
         where = ".".join(str(p) for p in loc if p not in ("query", "path", "body"))
         return api_error(400, f"{where or 'request'}: {first.get('msg', 'invalid')}", where or None)
 
-    app.include_router(proxy_router)
+    app.router.routes.extend(proxy_routes)
     app.include_router(api)
     app.include_router(open_routes)
     _mount_page(app)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import httpx
 from fastapi import Request
 
 from ..store import SqlStore
@@ -14,6 +13,7 @@ from ._hub import EventHub
 from ._metrics import Metrics
 from ._sessions import Sessions
 from ._settings import ServerSettings
+from ._upstream import Upstream
 
 __all__ = ["AppState", "state_of"]
 
@@ -25,7 +25,7 @@ class AppState:
     sessions: Sessions
     hub: EventHub
     metrics: Metrics
-    client: httpx.AsyncClient
+    upstream: Upstream
     counter: TokenCounter
 
 

@@ -65,8 +65,11 @@ class Archive(Protocol):
         polling for up to `wait_s` seconds). A holder that dies loses it within seconds."""
         ...
 
-    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
-        """Archived messages matching `query`, best first (all words must match, or any with `any_word`)."""
+    def search(
+        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False, snippets: bool = True
+    ) -> list[SearchHit]:
+        """Archived messages matching `query`, best first (all words must match, or any with `any_word`). With
+        `snippets` False the hits' snippets are empty: a caller that reads the originals (recall) saves making them."""
         ...
 
 
@@ -188,7 +191,9 @@ class MemoryArchive:
         del wait_s
         return self._locked(session)
 
-    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
+    def search(
+        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False, snippets: bool = True
+    ) -> list[SearchHit]:
         """Word search over the archived messages (case-insensitive), ranked by how many of the query's words a
         message holds, rarer words weighing more; the newest first among equals."""
         words = {w.lower() for w in query_words(query)}
@@ -226,7 +231,7 @@ class MemoryArchive:
                 message_id=e.message_id,
                 position=key[1],
                 role=e.message.role,
-                snippet=searchable_text(e.message)[:160],
+                snippet=searchable_text(e.message)[:160] if snippets else "",
                 rank=score,
             )
             for key, score, e in chosen

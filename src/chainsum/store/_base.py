@@ -115,7 +115,7 @@ class SqlStore(SessionDirectory, ABC):
 
     @abstractmethod
     def search(
-        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False
+        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False, snippets: bool = True
     ) -> list[SearchHit]: ...
 
     @abstractmethod

@@ -187,7 +187,9 @@ class PostgresStore(SqlStore):
         """The connection URL, for a listener of its own (`chainsum.server` listens for event notifications)."""
         return self._url
 
-    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
+    def search(
+        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False, snippets: bool = True
+    ) -> list[SearchHit]:
         words = query_words(query)
         if not words or limit <= 0:
             return []
@@ -196,10 +198,14 @@ class PostgresStore(SqlStore):
             " || ".join(["plainto_tsquery('simple', ?)"] * len(words)) if any_word else "plainto_tsquery('simple', ?)"
         )
         params: tuple[object, ...] = tuple(words) if any_word else (" ".join(words),)
+        headline = (
+            "ts_headline('simple', a.search_text, t.q, 'StartSel=\"[\", StopSel=\"]\", MaxWords=16, MinWords=4')"
+            if snippets
+            else "''"
+        )
         rows = self._transact(
             lambda tx: tx.all(
-                "SELECT a.session, a.message_id, a.position, a.role, "
-                "ts_headline('simple', a.search_text, t.q, 'StartSel=\"[\", StopSel=\"]\", MaxWords=16, MinWords=4'), "
+                f"SELECT a.session, a.message_id, a.position, a.role, {headline}, "
                 "ts_rank(a.tsv, t.q) AS rank "
                 f"FROM archive a, (SELECT {terms} AS q) AS t "
                 "WHERE a.tsv @@ t.q AND (CAST(? AS text) IS NULL OR a.session = ?) "

@@ -81,7 +81,9 @@ class Store(Archive, Protocol):
         """Every archived message of the session in position order, verified."""
         ...
 
-    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
+    def search(
+        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False, snippets: bool = True
+    ) -> list[SearchHit]:
         """Full-text search over archived messages (all sessions when `session` is None), best first. The query is
         plain words (all must match, or at least one with `any_word`, ranked by relevance); any punctuation or
         search syntax in it is treated as text, never as syntax."""

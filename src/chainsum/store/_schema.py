@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 
 from ..messages import Message, Reasoning, Text, ToolCall, ToolResult
 
@@ -25,6 +26,7 @@ __all__ = [
     "lock_key",
     "query_words",
     "searchable_text",
+    "snippet_of",
 ]
 
 MAX_INDEXED_CHARS = 100_000
@@ -141,6 +143,41 @@ def query_words(query: str) -> list[str]:
     words, never operators: an agent's query can neither fail to parse nor change the search. All words must
     match."""
     return _WORD.findall(query.replace("\x00", " "))[:64]
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+def snippet_of(text: str, words: Sequence[str], size: int = 16) -> str:
+    """About `size` words of `text` around the first word of `words` it holds, each matching word in brackets and
+    ``…`` where text was cut: what FTS5's ``snippet()`` shows, made for the few hits a search returns rather than
+    for every row it ranks (``snippet()`` in the ranking query costs ten times the search on a large archive).
+    Only a window around the first match is split into words, so a long message costs no more than a short one."""
+    wanted = {w.lower() for w in words}
+    if not wanted:
+        return text[:160]
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(wanted)) + r")\b", re.IGNORECASE)
+    found = pattern.search(text, 0, MAX_INDEXED_CHARS)
+    around = found.start() if found else 0
+    lo = max(0, around - 12 * size)
+    window = text[lo : around + 24 * size]
+    tokens = list(_TOKEN.finditer(window))
+    first = next((i for i, t in enumerate(tokens) if t.start() + lo >= around), 0)
+    start = max(0, min(first - size // 4, len(tokens) - size))
+    shown = tokens[start : start + size]
+    if not shown:
+        return text[:160]
+    cut_before = lo + shown[0].start() > 0 and (start > 0 or lo > 0)
+    out: list[str] = ["…" if cut_before else ""]
+    at = shown[0].start() if cut_before else 0
+    for token in shown:
+        out.append(window[at : token.start()])
+        word = token.group()
+        out.append(f"[{word}]" if word.lower() in wanted else word)
+        at = token.end()
+    cut_after = start + len(shown) < len(tokens) or lo + len(window) < len(text)
+    out.append("…" if cut_after else window[at:])
+    return "".join(out).replace("\n", " ")
 
 
 def indexed_words(message: Message) -> frozenset[str]:

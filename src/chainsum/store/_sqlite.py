@@ -27,7 +27,7 @@ from ._archive import SearchHit
 from ._base import Row, SqlStore, Tx
 from ._errors import StoreError
 from ._migrations import SQLITE_MIGRATIONS, Migration, migrate
-from ._schema import query_words
+from ._schema import query_words, snippet_of
 
 __all__ = ["SQLiteStore"]
 
@@ -164,24 +164,41 @@ class SQLiteStore(SqlStore):
         tx.execute("DELETE FROM archive_fts WHERE rowid IN (SELECT seq FROM archive WHERE session = ?)", (session,))
         tx.execute("DELETE FROM archive WHERE session = ?", (session,))
 
-    def search(self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False) -> list[SearchHit]:
+    def search(
+        self, session: str | None, query: str, limit: int = 20, *, any_word: bool = False, snippets: bool = True
+    ) -> list[SearchHit]:
         words = query_words(query)
         if not words or limit <= 0:
             return []
         match = (" OR " if any_word else " ").join(f'"{w}"' for w in words)
-        rows = self._transact(
-            lambda tx: tx.all(
-                "SELECT a.session, a.message_id, a.position, a.role, "
-                "snippet(archive_fts, 0, '[', ']', '…', 16), bm25(archive_fts) "
+
+        def read(tx: Tx) -> tuple[list[Row], dict[int, str]]:
+            # snippet() is left out of the ranking query: SQLite would compute it for every matching row, not only
+            # for the few returned; the snippets are made from the returned rows' text instead.
+            rows = tx.all(
+                "SELECT a.session, a.message_id, a.position, a.role, a.seq, bm25(archive_fts) "
                 "FROM archive_fts JOIN archive a ON a.seq = archive_fts.rowid "
                 "WHERE archive_fts MATCH ? AND (? IS NULL OR a.session = ?) "
                 "ORDER BY bm25(archive_fts), a.seq LIMIT ?",
                 (match, session, session, min(limit, 1000)),
-            ),
-            write=False,
-        )
+            )
+            if not rows or not snippets:
+                return rows, {}
+            seqs = [r[4] for r in rows]
+            marks = ", ".join("?" * len(seqs))
+            texts = tx.all(f"SELECT rowid, text FROM archive_fts WHERE rowid IN ({marks})", tuple(seqs))
+            return rows, {int(t[0]): str(t[1]) for t in texts}
+
+        rows, texts = self._transact(read, write=False)
         return [
-            SearchHit(session=r[0], message_id=r[1], position=int(r[2]), role=r[3], snippet=r[4], rank=-float(r[5]))
+            SearchHit(
+                session=r[0],
+                message_id=r[1],
+                position=int(r[2]),
+                role=r[3],
+                snippet=snippet_of(texts[int(r[4])], words) if snippets else "",
+                rank=-float(r[5]),
+            )
             for r in rows
         ]
 

@@ -132,6 +132,8 @@ class ReceivedRequest:
     """Header names lower-cased."""
     json: object
     """The decoded JSON body (None when it was not JSON)."""
+    query: str = ""
+    """The query string, without its ``?`` (e.g. Azure's ``api-version=...``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,10 +347,10 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 logger.debug("path=<%s> | client went away", self.path)
 
         def do_GET(self) -> None:
-            path = self.path.split("?", 1)[0]
+            path, _, query = self.path.partition("?")
             headers = {name.lower(): value for name, value in self.headers.items()}
             with server._lock:  # pyright: ignore[reportPrivateUsage]
-                server.requests.append(ReceivedRequest(path=path, headers=headers, json=None))
+                server.requests.append(ReceivedRequest(path=path, headers=headers, json=None, query=query))
             if path in ("/v1/models", "/models"):
                 self._send(_json_response(200, models_list()))
             else:
@@ -362,8 +364,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 payload = None
             headers = {name.lower(): value for name, value in self.headers.items()}
-            path = self.path.split("?", 1)[0]
-            reply = server._next(ReceivedRequest(path=path, headers=headers, json=payload))  # pyright: ignore[reportPrivateUsage]
+            path, _, query = self.path.partition("?")
+            reply = server._next(ReceivedRequest(path=path, headers=headers, json=payload, query=query))  # pyright: ignore[reportPrivateUsage]
             dialect = _PATHS.get(path)
             if dialect is None:
                 self._send(_json_response(404, {"error": {"message": f"no route {path}"}}))
