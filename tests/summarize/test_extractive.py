@@ -271,3 +271,37 @@ def test_prose_about_errors_is_not_an_error_but_error_names_and_tool_output_are(
     texts = [i.text for i in errors]
     assert not any("looking at the error logs" in t or t.startswith("Invalid totals") for t in texts)
     assert any("KeyError" in t for t in texts) and any("failed twice" in t for t in texts)
+
+
+CHAT = [
+    Message.of("user", "Hello again, how was your week?"),
+    Message.of("assistant", "Quiet, thank you. How was yours?"),
+    Message.of(
+        "user",
+        "Day 3: about travel. We spent the morning packing and the afternoon walking along the old harbour wall. "
+        "The weather turned grey but nobody minded much. I booked the trip to Lisbon, confirmation number 607-4818.",
+    ),
+    Message.of("assistant", "That sounds lovely. Lisbon is beautiful in spring."),
+    Message.of(
+        "user",
+        "Day 4: about shopping. The market was crowded and we queued a long time for bread and cheese. "
+        "Then it rained. I finally bought the sourdough starter for 202 euros. Also, Maria's birthday is on "
+        "September 15, remind me.",
+    ),
+    Message.of("assistant", "Noted. I hope the bread turns out well."),
+]
+
+
+def test_a_chat_summary_keeps_the_facts_stated_at_the_end_of_long_messages() -> None:
+    # A chat message says its news last: keeping only the start of each message lost every booking number, price
+    # and date in it (plain truncation kept more facts than the summaries did).
+    summary = ExtractiveSummarizer(ratio=1.0).summarize_messages(CHAT)
+    for fact in ("607-4818", "202 euros", "September 15", "Lisbon"):
+        assert fact in summary
+    assert "confirmation number 607-4818" in summary  # the sentence, not only the bare number
+    assert "Day 3: about travel." in summary  # with the message's first sentence, for context
+
+
+def test_money_dates_and_codes_people_write_are_identifiers() -> None:
+    kept = key_identifiers("Paid 1,250.50 euros on March 3rd, ref 2024-11-25 and $40 for ticket 555-0199.", 200)
+    assert {"1,250.50 euros", "March 3rd", "2024-11-25", "$40", "555-0199"} <= set(kept)

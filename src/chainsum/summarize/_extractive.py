@@ -104,6 +104,19 @@ _IDENTIFIERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?=[0-9a-f]{0,39}[a-f])(?=[0-9a-f]{0,39}\d)[0-9a-f]{7,40}\b"),
     re.compile(r"\b[A-Z]{1,6}-?\d{2,6}\b|(?<!\w)#\d{1,7}\b"),
     re.compile(r"\b[a-z]{2,20}_[A-Za-z0-9]{6,40}\b"),
+    # what people state in a chat: codes and numbers with separators (a booking or phone number, a date), money,
+    # and dates by month name
+    re.compile(r"(?<![\w./-])\d{2,6}(?:[-/]\d{2,6}){1,3}(?![\w/-]|\.\d)"),
+    re.compile(
+        r"(?:[$€£¥]\s?\d[\d,]{0,12}(?:\.\d{1,2})?|(?<![\w.])\d[\d,]{0,12}(?:\.\d{1,2})?\s?"
+        r"(?i:euros?|eur|dollars?|usd|pounds?|gbp|yen|francs?|chf|kronor|krona|kr|sek|nok|dkk|rupees?|yuan)\b)"
+    ),
+    re.compile(
+        r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December|"
+        r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.? \d{1,2}(?:st|nd|rd|th)?(?:,? \d{4})?\b"
+        r"|\b\d{1,2}(?:st|nd|rd|th)? (?:of )?(?:January|February|March|April|May|June|July|August|September|"
+        r"October|November|December)(?:,? \d{4})?\b"
+    ),
     re.compile(r"`[^`\n]{1,80}`"),
     re.compile(r"(?<![\w\"])\"[^\"\n]{2,60}\"(?![\w\"])"),
 )
@@ -337,6 +350,35 @@ def _head(lines: Sequence[str]) -> str:
     return " ".join(kept)
 
 
+_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{1,30}(?: [A-Z][a-z]{1,30}){0,3}\b")
+"""A capitalized word (or run of them) inside a sentence, after a lower-case word: a name, a place, a title."""
+
+
+def _fact_score(sentence: str) -> int:
+    """How much a sentence states something checkable later: identifiers (numbers with separators, money, dates,
+    codes) and names inside the sentence."""
+    window = sentence[:_WINDOW]
+    return 2 * sum(1 for _ in _COMBINED.finditer(window)) + len(_NAME.findall(window))
+
+
+def _digest(lines: Sequence[str]) -> tuple[str, int]:
+    """What a user message says, for its item, and how much it states (`_fact_score`): its head, or, when the head
+    leaves out sentences stating facts (a booking number at the end of a long message), the first sentence and
+    those, in order. A chat summary that keeps only the start of each message loses what was said at its end."""
+    head = _head(lines)
+    sentences = _sentences(head) if len(head) > 160 else [head]
+    if len(sentences) <= 2:
+        return head, _fact_score(head)
+    scores = [_fact_score(x) for x in sentences]
+    if not any(scores[1:]):
+        return head, scores[0]
+    picked = [sentences[0], *(x for x, score in zip(sentences[1:], scores[1:], strict=True) if score)]
+    text = " ".join(picked)
+    if len(text) < len(head):
+        text = picked[0] + " ... " + " ".join(picked[1:])
+    return text, sum(scores)
+
+
 def _lines(body: str) -> Iterator[str]:
     start = 0
     while start <= len(body):
@@ -416,7 +458,8 @@ class ExtractiveSummarizer:
                 if cue.search(line[:_WINDOW]) and not line.startswith("[tool call: "):
                     out.add("errors", line if block.role == "assistant" else f"({source}) {line}", at)
             if block.role == "user" or block.section == "context":
-                out.add("requests", _head(lines), where)
+                text, facts = _digest(lines)
+                out.add("requests", text, where, 1 + facts)
             elif block.role == "assistant" or block.role == "unknown":
                 _assistant_lines(out, lines, where)
             elif block.role == "tool":
@@ -478,8 +521,10 @@ class ExtractiveSummarizer:
         for name in present:
             if name == "identifiers":
                 ranked = sorted(extraction.sections[name], key=lambda i: (-i.weight, -i.last, -len(i.text), i.first))
-            elif name == "requests":  # the first request states the task: it goes first, then the latest
-                ranked = sorted(extraction.sections[name], key=lambda i: (i.first != 0, i.count < 2, -i.last))
+            elif name == "requests":  # the first request states the task: it goes first, then those stating facts
+                ranked = sorted(
+                    extraction.sections[name], key=lambda i: (i.first != 0, i.weight < 2, i.count < 2, -i.last)
+                )
             else:
                 ranked = sorted(
                     extraction.sections[name], key=lambda i: (i.count < 2, -i.last, -i.count, -len(i.text), i.first)
