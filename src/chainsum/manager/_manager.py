@@ -57,10 +57,10 @@ from ._events import (
     WindowExceededEvent,
 )
 from ._policy import SessionState, decide, is_armed
-from ._recall import Recall, recall_block
+from ._recall import Recall, recall_block, stale_originals
 from ._summarizers import META_ALLOWANCE_TOKENS, AnySummarizer, SleepFn, SummarizerChain, meta_header
 from ._summarizers_config import summarizers_from_config
-from ._view import Cover, Fingerprints, View
+from ._view import Cover, Entry, Fingerprints, View
 from ._windows import context_window as window_of
 
 __all__ = ["ContextManager", "Prepared"]
@@ -227,7 +227,10 @@ class ContextManager:
         if stored or unchanged == 0 or self._view.n_in > min(unchanged, len(messages)):
             source = View.from_data(state.view) if stored else self._view
             self._view_version = state.version
-            self._set_view(source.matching(self._prints, len(messages)) if source.entries else View())
+            kept = source.matching(self._prints, len(messages)) if source.entries else View()
+            if len(kept.entries) < len(source.entries):
+                self._retract(source.entries[len(kept.entries) :], kept, messages)
+            self._set_view(kept)
         if self._additive and self._tail_counted > unchanged >= self._view.n_in:
             # messages converted again (a restarting format's last turn): their old counts go
             gone = self._tail_sizes[unchanged - self._view.n_in :]
@@ -240,6 +243,22 @@ class ContextManager:
             self._tail_sizes.extend(sizes)
             self._tail_tokens += sum(sizes)
             self._tail_counted = len(messages)
+
+    def _retract(self, dropped: Sequence[Entry], kept: View, messages: Sequence[Message]) -> None:
+        """Summaries of `dropped` no longer stand for the caller's history (it changed inside their range): their
+        originals are retracted from recall, in the stored state with the view that leaves them out."""
+        summaries = [m for e in dropped for m in e.messages or ()]
+        if not summaries:
+            return
+        try:
+            stale = stale_originals(self.archive, self.session, summaries, messages)
+        except Exception:  # recall is a help: an archive that cannot say leaves the state as it is
+            logger.warning("session=<%s> | could not retract stale originals", self.session, exc_info=True)
+            return
+        state = self.state
+        new = [i for i in stale if i not in set(state.retracted)]
+        if new:
+            self._write_state(replace(state, retracted=(*state.retracted, *new), view=kept.to_data()))
 
     def _output_messages(self) -> list[Message]:
         """What the model sees now (without the recall block)."""
@@ -452,7 +471,14 @@ class ContextManager:
             return cached if cached is None or cached.tokens <= budget else None
         try:
             recall = recall_block(
-                self.archive, self.session, key, budget, self.counter, exclude=output, rendered=self._rendered
+                self.archive,
+                self.session,
+                key,
+                budget,
+                self.counter,
+                exclude=output,
+                rendered=self._rendered,
+                retracted=frozenset(self.state.retracted),
             )
         except Exception:  # recall is a help, never a reason for a request to fail
             logger.warning("session=<%s> | recall failed; request sent without it", self.session, exc_info=True)

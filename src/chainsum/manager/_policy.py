@@ -69,6 +69,9 @@ class SessionState:
     """Messages archived so far (positions of generated message ids continue from it)."""
     summarizations: int = 0
     failures: int = 0
+    retracted: tuple[str, ...] = ()
+    """Archive ids of originals whose summary no longer matches the caller's history (a message edited inside a
+    summarized range, another branch): recall leaves them out, so a stale version never comes back."""
 
     def since(self, n_messages: int) -> int:
         """Messages since the last attempt (all of them when there was none or the history got shorter)."""
@@ -93,6 +96,7 @@ class SessionState:
             "archived": self.archived,
             "summarizations": self.summarizations,
             "failures": self.failures,
+            "retracted": list(self.retracted),
         }
 
     @classmethod
@@ -113,6 +117,7 @@ class SessionState:
             archived=int(data.get("archived", 0)),
             summarizations=int(data.get("summarizations", 0)),
             failures=int(data.get("failures", 0)),
+            retracted=tuple(str(r) for r in cast(list[object], data.get("retracted") or [])),
         )
 
 

@@ -19,13 +19,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from ..chain import is_summary_message, unforgeable_nonce
+from ..chain import is_record_message, is_summary_message, record_blocks, unforgeable_nonce
 from ..messages import Message
 from ..store import Archive, SearchHit
 from ..summarize import clip_body, render_body
 from ..tokens import TokenCounter
 
-__all__ = ["RECALL_INTRO", "Recall", "RecallTool", "is_recall_message", "query_of", "recall_block"]
+__all__ = ["RECALL_INTRO", "Recall", "RecallTool", "is_recall_message", "query_of", "recall_block", "stale_originals"]
 
 RECALL_INTRO = (
     "[chainsum recall: earlier messages of this conversation, brought back from the archive because they may bear "
@@ -66,13 +66,10 @@ def query_of(text: str, limit: int = 24) -> str:
     return " ".join(words)
 
 
-def _fetch(archive: Archive, session: str, hits: Sequence[SearchHit]) -> dict[str, Message]:
-    """The archived messages behind `hits` (verified), by id."""
+def _fetch(archive: Archive, session: str, ids: Sequence[str]) -> dict[str, Message]:
+    """The archived messages with these ids (verified), by id; none from an archive that cannot fetch them."""
     getter = getattr(archive, "originals", None)
-    if callable(getter):
-        found = cast(Mapping[str, Message], getter(session, [h.message_id for h in hits]))
-        return dict(found)
-    return {}
+    return dict(cast(Mapping[str, Message], getter(session, ids))) if callable(getter) and ids else {}
 
 
 def recall_block(
@@ -84,12 +81,14 @@ def recall_block(
     *,
     exclude: Sequence[Message] = (),
     rendered: dict[int, tuple[Message, str]] | None = None,
+    retracted: frozenset[str] | set[str] = frozenset(),
 ) -> Recall | None:
     """The recall block for a user message, or None when nothing relevant fits in `budget` tokens.
 
     Messages of `exclude` (what the model sees already) are never recalled. `rendered` is the caller's cache of
     their rendered bodies by identity, kept across calls (a long context renders only its new messages); it is
-    left holding exactly the messages of `exclude`. Originals are fetched a few at a time, best match first, since
+    left holding exactly the messages of `exclude`. Originals in `retracted` (`stale_originals`) are never
+    recalled. Originals are fetched a few at a time, best match first, since
     the budget usually takes only the first few of the 24 hits."""
     query = query_of(user_text)
     if not query or budget < 60:
@@ -103,9 +102,9 @@ def recall_block(
     messages: dict[str, Message] = {}
     for k, hit in enumerate(hits):
         if k % _BATCH == 0:
-            messages = _fetch(archive, session, hits[k : k + _BATCH])
+            messages = _fetch(archive, session, [h.message_id for h in hits[k : k + _BATCH]])
         message = messages.get(hit.message_id)
-        if message is None or is_summary_message(message):
+        if message is None or is_summary_message(message) or hit.message_id in retracted:
             continue
         body = render_body(message)
         if body in present or body == "[empty]":
@@ -146,6 +145,33 @@ def _bodies(messages: Sequence[Message], cache: dict[int, tuple[Message, str]] |
     cache.clear()
     cache.update(kept)
     return {body for _, body in kept.values()}
+
+
+def stale_originals(
+    archive: Archive, session: str, dropped: Sequence[Message], history: Sequence[Message]
+) -> list[str]:
+    """Archive ids of the originals behind the record blocks of `dropped` (summaries that stood for part of the
+    caller's history until it changed there) that `history` (the caller's messages now) does not hold itself,
+    following folded summaries down to their originals. A caller that keeps the summary in its own history (it
+    sends back what it was given) still has it: nothing of it is stale."""
+    held = {b.id for m in history if is_record_message(m) for b in record_blocks(m) or ()}
+    pending = [b.id for m in dropped for b in record_blocks(m) or () if b.id not in held]
+    records = getattr(archive, "records", None)
+    if not pending or not callable(records):
+        return []
+    by_block = {block: r for r in cast(Sequence[Any], records(session)) for block in r.blocks}
+    out: list[str] = []
+    seen: set[str] = set()
+    while pending:
+        record = by_block.get(pending.pop())
+        if record is None or record.id in seen:
+            continue
+        seen.add(record.id)
+        ids = list(record.original_message_ids)
+        out.extend(ids)
+        for original in _fetch(archive, session, ids).values():  # a folded summary: its own originals too
+            pending.extend(b.id for b in record_blocks(original) or ())
+    return list(dict.fromkeys(out))
 
 
 def _block(chosen: Sequence[tuple[SearchHit, str]]) -> Message:
@@ -218,7 +244,7 @@ class RecallTool:
         limit = raw_limit if isinstance(raw_limit, int) and not isinstance(raw_limit, bool) else self.limit
         limit = max(1, min(20, limit))
         hits = self.archive.search(self.session, query, limit=limit, any_word=True)
-        messages = _fetch(self.archive, self.session, hits)
+        messages = _fetch(self.archive, self.session, [h.message_id for h in hits])
         parts: list[str] = []
         used = 0
         for hit in hits:
