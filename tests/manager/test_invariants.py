@@ -5,7 +5,8 @@ corpora, fed as an agent feeds them (the manager's last output plus what was rec
 - it is never larger than what it was given;
 - the user's system messages survive verbatim;
 - every message taken out of the context is in the archive, with the SHA-256 a summary record holds for it;
-- the current turn is untouched unless the history was over the window (where only a clip may touch it).
+- the current turn is untouched unless the history was over the window (where only a clip may touch it);
+- no summarizer call is thrown away: a request that calls the summarizer applies what it wrote.
 
 The strategy-level invariants are tested per strategy in ``strategies_core``; these are the manager's own: its
 passes, tail guard, emergency rules and archiving compose without breaking any of them.
@@ -24,9 +25,10 @@ from hypothesis import strategies as st
 from chainsum import formats
 from chainsum.chain import Chain, is_summary_system
 from chainsum.manager._config import ManagerConfig
+from chainsum.manager._events import SummarizationEvent
 from chainsum.manager._manager import ContextManager
 from chainsum.manager._recall import is_recall_message
-from chainsum.manager._replay import request_indices
+from chainsum.manager._replay import CountingSummarizer, request_indices
 from chainsum.messages import Message, Text
 from chainsum.rules import repair, validate
 from chainsum.store import MemoryArchive, message_sha256
@@ -100,9 +102,8 @@ def replay_checked(messages: Sequence[Message], window: int, provider: str, **co
     """Feed `messages` request by request; check every request; return how many were compacted."""
     archive = MemoryArchive()
     cfg = replace(ManagerConfig(), **config)  # type: ignore[arg-type]
-    manager = ContextManager(
-        cfg, context_window=window, summarizers=[ExtractiveSummarizer()], provider=provider, archive=archive
-    )
+    counting = CountingSummarizer(ExtractiveSummarizer(), COUNTER)
+    manager = ContextManager(cfg, context_window=window, summarizers=[counting], provider=provider, archive=archive)
     history: list[Message] = []
     pos = 0
     compacted = 0
@@ -113,8 +114,14 @@ def replay_checked(messages: Sequence[Message], window: int, provider: str, **co
         if not history:
             continue
         given_ = list(history)
-        out = list(manager.prepare_sync(given_).messages)
+        calls = counting.calls
+        prepared = manager.prepare_sync(given_)
+        out = list(prepared.messages)
         check_request(given_, out, manager, archive, shas)
+        if counting.calls > calls:
+            assert isinstance(prepared.event, SummarizationEvent), (
+                f"{counting.calls - calls} summarizer call(s) in a request that applied nothing ({prepared.event})"
+            )
         compacted += out != given_
         history = out
     return compacted
@@ -181,3 +188,15 @@ def test_corpora() -> None:
         except AssertionError as exc:
             raise AssertionError(f"{doc.label}: {exc}") from exc
     assert compacted > 0  # the invariants were checked on compacted requests, not only on untouched ones
+
+
+def test_a_span_too_small_to_shrink_is_not_sent_to_the_summarizer() -> None:
+    """tau-bench airline run 53 at 4K: a long policy prompt, five short messages, then tool calls. Summarizing
+    the five messages cannot save anything (a summary and its framing cost more than they do); the summarizer
+    used to be called for them anyway, and its summary thrown away."""
+    doc = next(
+        (d for d in iter_documents(include_subagents=False) if d.label == "tau-bench/gpt-4o-airline.json#53"), None
+    )
+    if doc is None:
+        pytest.skip("the shared corpora are not available")
+    replay_checked(prepared_for(formats.load(doc.data, doc.format).messages, "openai"), 4_000, "openai")

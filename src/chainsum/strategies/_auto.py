@@ -66,6 +66,10 @@ class AutoStrategy:
     min_block_tokens: int = 120
     """The smallest length target a new block gets (below it the blocks are folded or dropped first): a summary
     shorter than this keeps too little to be worth its call."""
+    min_summary_tokens: int = 90
+    """The shortest summary a summarizer is expected to write (the extractive default writes at least 300
+    characters, with its header line): a span is summarized only when it is larger than that plus the framing;
+    otherwise the call would write something no smaller than what it replaces, and be thrown away."""
     min_summary_share: float = 0.0
     """Each new summary covers at least this share of the summarizable messages (0: only what the budget needs)."""
     expected_ratio: float = 0.3
@@ -220,7 +224,7 @@ class AutoStrategy:
             target = max(target, min(left, budget // 2 - record))
             steps = [replace(last, target_tokens=target)]
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
-        block = min(target, span_tokens * 3 // 10) + BLOCK_OVERHEAD_TOKENS
+        block = max(min(target, span_tokens * 3 // 10), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
         block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0
         if span_tokens <= block and not any(s.kind == "drop_blocks" for s in steps):
             return None  # the summary would cost what it replaces: not worth a summarizer call
