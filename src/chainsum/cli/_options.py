@@ -78,6 +78,14 @@ def config_from_env(
             fail(f"unknown strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
         config = replace(config, strategy=strategy)
     if summarizer is not None:
+        provider, colon, _ = summarizer.partition(":")
+        if colon and provider.strip().lower() not in ("openai", "anthropic", "litellm"):
+            # the flag takes the documented forms only (the environment is lenient: a model name with a colon
+            # there is an OpenAI-compatible model), so a mistyped provider is a usage error, not a model name
+            fail(
+                f"--summarizer {summarizer!r}: unknown provider {provider!r}; use extractive, openai:MODEL, "
+                f"anthropic:MODEL or litellm:MODEL (a model name with a colon goes after it: openai:llama3:8b)"
+            )
         config = replace(config, model_id=summarizer, model_preference=None)
     if base_url is not None:
         config = replace(config, base_url=base_url)

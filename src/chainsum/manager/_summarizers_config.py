@@ -3,6 +3,8 @@ extractive summarizer as the last fallback before the model-free path."""
 
 from __future__ import annotations
 
+import logging
+
 from ..summarize import ExtractiveSummarizer
 from ..summarize.llm import make_summarizer
 from ._config import ConfigError, ManagerConfig
@@ -10,16 +12,30 @@ from ._summarizers import AnySummarizer
 
 __all__ = ["summarizer_specs", "summarizers_from_config"]
 
+logger = logging.getLogger(__name__)
+
+_PROVIDERS = frozenset({"openai", "anthropic", "litellm"})
+
 
 def summarizer_specs(config: ManagerConfig) -> list[str]:
-    """The summarizer specs of `config`, in order (``PROVIDER:MODEL``; a bare name is an OpenAI-compatible model)."""
+    """The summarizer specs of `config`, in order (``PROVIDER:MODEL``). A name without a known provider prefix is a
+    model of the OpenAI-compatible endpoint, colons and all: Ollama's ``llama3:8b`` is a model, not a provider."""
     raw = config.model_preference if config.model_preference else config.model_id
     specs: list[str] = []
     for part in (raw or "").split(","):
         spec = part.strip()
         if not spec:
             continue
-        if ":" not in spec and spec.lower() != "extractive":
+        provider = spec.partition(":")[0].strip().lower()
+        if spec.lower() != "extractive" and (":" not in spec or (provider and provider not in _PROVIDERS)):
+            if ":" in spec:  # a tag (Ollama's llama3:8b) or a fine-tune (ft:gpt-4o-mini:org::id), or a typo
+                logger.warning(
+                    "summarizer=<%s> | %r is not a provider prefix (%s): using it as a model of the OpenAI-compatible "
+                    "endpoint",
+                    spec,
+                    provider,
+                    ", ".join(sorted(_PROVIDERS)),
+                )
             spec = "openai:" + spec
         specs.append(spec)
     return specs
