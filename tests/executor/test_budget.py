@@ -78,9 +78,15 @@ def test_a_larger_budget_never_keeps_fewer_tokens_on_the_example() -> None:
 @pytest.mark.parametrize(
     "doc", every_per_corpus(list(iter_documents(include_subagents=False)), 25), ids=lambda d: d.label
 )
-def test_a_larger_budget_never_keeps_fewer_tokens_on_the_corpora(doc: CorpusDocument) -> None:
+def test_on_the_corpora_a_budget_is_filled_and_a_larger_one_never_keeps_fewer_tokens(doc: CorpusDocument) -> None:
     messages = load(doc.data, doc.format).messages
-    assert_monotone(sweep(messages))
+    points = sweep(messages)
+    assert_monotone(points)
+    # landed near the budget: tau2's user tool calls, which the provider repair turns into shorter text, are folded
+    # before planning (planned on the raw calls, results ended at 48 to 82 % of the budget). The target is 85 %
+    # (bench/bench_budget.py reports it); a cut next to a tool result larger than the room left still lands lower
+    # in a few tau-bench runs (83 % here, 60 % at worst over 150 conversations), so the guard here is 80 %.
+    assert all(after >= 0.80 * budget for budget, after, fits in points if fits), points
 
 
 @settings(max_examples=examples(25))

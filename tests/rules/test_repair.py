@@ -374,3 +374,17 @@ def test_reasoning_on_a_tool_message_is_dropped_where_it_cannot_stand_alone() ->
         0,
         "dropped the reasoning parts of the tool message: OpenAI Chat Completions cannot send them on their own",
     )
+
+
+def test_only_runs_the_named_passes() -> None:
+    history = [
+        Message.of("user", "hi"),
+        Message.of("assistant", "x"),
+        Message.of("system", "mid"),
+        Message.of("user", "q"),
+    ]
+    assert {a.pass_name for a in repair(history, "anthropic").actions} == {"fold-system-messages"}
+    untouched = repair(history, "anthropic", only=("fold-misplaced-calls",))
+    assert untouched.actions == () and list(untouched.messages) == history
+    with pytest.raises(ValueError, match="no-such-pass"):
+        repair(history, "anthropic", only=("no-such-pass",))

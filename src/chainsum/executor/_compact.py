@@ -135,6 +135,13 @@ async def compact(
     tokens_before = counter.count_messages(original)
     chain = Chain.build(original, repair=True, allow_pending_tail=True)
     current = tuple(chain.messages()) if chain.repairs else original
+    # Plans are made on what will be sent where a provider repair changes sizes without touching what is protected:
+    # a user's tool calls become text for providers without them (tau2's user tools), and planned before that the
+    # result landed far under the budget. (Other repairs wait for the end: a system message folded into a user
+    # turn would lose its protection.)
+    early = repair(current, provider, only=("fold-misplaced-calls",))
+    if early.actions:
+        current = tuple(early.messages)
     if dry_run and not getattr(summarizer, "local", False):
         effective: SummarizerLike = _dry_summary
     elif summarizer is None:
@@ -211,7 +218,7 @@ async def compact(
         rounds=rounds,
         plans=tuple(plans),
         repairs=chain.repairs,
-        provider_repairs=final.actions,
+        provider_repairs=(*early.actions, *final.actions),
         problems=(),
         seconds=0.0,
         strategy=strategy.name,

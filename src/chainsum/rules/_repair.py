@@ -20,7 +20,7 @@ property tests): every pass acts only on what a `validate` check reports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ..formats import as_messages
 from ..messages import Message
@@ -67,8 +67,8 @@ PASSES: tuple[tuple[str, Pass], ...] = (
 """The passes by name, in the order `repair` runs them."""
 
 
-def repair(messages: Sequence[Message], provider: str) -> Repaired:
-    """`messages` made valid for `provider`, with every change reported.
+def repair(messages: Sequence[Message], provider: str, *, only: Collection[str] | None = None) -> Repaired:
+    """`messages` made valid for `provider`, with every change reported (`only`: just the passes of these names).
 
     When nothing needs repair the result holds the input itself (a tuple input is returned as is; a list is
     copied into a tuple) and no actions. `messages` may also be wire message dicts of any format (read by
@@ -78,7 +78,11 @@ def repair(messages: Sequence[Message], provider: str) -> Repaired:
     messages = as_messages(messages)
     current = messages if isinstance(messages, tuple) else tuple(messages)
     actions: list[RepairAction] = []
-    for _name, run in PASSES:
+    if only is not None and (unknown := set(only) - {name for name, _ in PASSES}):
+        raise ValueError(f"unknown repair pass(es): {', '.join(sorted(unknown))}")
+    for name, run in PASSES:
+        if only is not None and name not in only:
+            continue
         current, done = run(current, profile)
         actions.extend(done)
     return Repaired(current, tuple(actions))

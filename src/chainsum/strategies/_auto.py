@@ -39,7 +39,14 @@ from ..chain import record_blocks, safe_cuts
 from ..messages import Message
 from ._mask import mask_candidates, plan_current_turn_clips
 from ._plan import DropBlocks, Evict, Plan, PlanContext, Step, Summarize
-from ._record import BLOCK_OVERHEAD_TOKENS, RECORD_OVERHEAD_TOKENS, Layout, layout, record_steps
+from ._record import (
+    BLOCK_OVERHEAD_TOKENS,
+    MIN_SUMMARY_TOKENS,
+    RECORD_OVERHEAD_TOKENS,
+    Layout,
+    layout,
+    record_steps,
+)
 
 __all__ = ["AutoStrategy"]
 
@@ -66,10 +73,10 @@ class AutoStrategy:
     min_block_tokens: int = 120
     """The smallest length target a new block gets (below it the blocks are folded or dropped first): a summary
     shorter than this keeps too little to be worth its call."""
-    min_summary_tokens: int = 90
-    """The shortest summary a summarizer is expected to write (the extractive default writes at least 300
-    characters, with its header line): a span is summarized only when it is larger than that plus the framing;
-    otherwise the call would write something no smaller than what it replaces, and be thrown away."""
+    min_summary_tokens: int = MIN_SUMMARY_TOKENS
+    """The shortest summary a summarizer is expected to write: a span is summarized only when it is larger than that
+    plus the framing; otherwise the call would write something no smaller than what it replaces, and be thrown
+    away."""
     min_summary_share: float = 0.0
     """Each new summary covers at least this share of the summarizable messages (0: only what the budget needs)."""
     expected_ratio: float = 0.3
@@ -191,7 +198,10 @@ class AutoStrategy:
             messages,
             after,
             span_sizes,
-            lambda span: min(block_budget, existing + BLOCK_OVERHEAD_TOKENS + int(span * self.expected_ratio)),
+            lambda span: min(
+                block_budget,
+                existing + BLOCK_OVERHEAD_TOKENS + max(int(span * self.expected_ratio), self.min_summary_tokens),
+            ),
             fixed,
             budget,
             lay.start,

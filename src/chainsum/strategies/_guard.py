@@ -16,6 +16,7 @@ from ._auto import AutoStrategy
 from ._mask import MaskStrategy
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize
 from ._ratio import RatioStrategy
+from ._record import BLOCK_OVERHEAD_TOKENS, MIN_SUMMARY_TOKENS
 from ._safe_split import SafeSplitStrategy
 from ._sections import SectionsStrategy
 
@@ -87,8 +88,13 @@ class TailGuard:
                 while end > step.start and not cuts[end]:
                     end -= 1
                 keep = tuple(k for k in step.keep if k < end)
-                if end - step.start > len(keep):  # something left to summarize besides what must stay
-                    steps.append(step if end == step.end else replace(step, end=end, keep=keep))
+                if end - step.start <= len(keep):
+                    continue  # nothing left to summarize besides what must stay
+                if end < step.end:
+                    span = sum(ctx.counter.count_message(messages[i]) for i in range(step.start, end) if i not in keep)
+                    if span <= MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS:
+                        continue  # what is left is too small for its summary to be any smaller: no call for it
+                steps.append(step if end == step.end else replace(step, end=end, keep=keep))
             elif isinstance(step, Evict | DropBlocks) or _end(step) <= limit:
                 steps.append(step)
             elif over_hard and isinstance(step, Mask | Clip):

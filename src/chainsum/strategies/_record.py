@@ -22,12 +22,23 @@ from ..messages import Message
 from ..tokens import TokenCounter
 from ._plan import DropBlocks, Step, Summarize
 
-__all__ = ["BLOCK_OVERHEAD_TOKENS", "RECORD_OVERHEAD_TOKENS", "Layout", "layout", "record_steps"]
+__all__ = [
+    "BLOCK_OVERHEAD_TOKENS",
+    "MIN_SUMMARY_TOKENS",
+    "RECORD_OVERHEAD_TOKENS",
+    "Layout",
+    "layout",
+    "record_steps",
+]
 
 RECORD_OVERHEAD_TOKENS = 45
 """What a record message costs beyond its blocks' texts (its framing line and the message itself), estimated."""
 BLOCK_OVERHEAD_TOKENS = 30
 """What one block costs beyond its text (its two tag lines), estimated."""
+MIN_SUMMARY_TOKENS = 90
+"""The shortest summary a summarizer is expected to write (the extractive default writes at least 300 characters,
+with its header line): a span no larger than this plus its block's framing is never worth a summarizer call, whose
+summary would be thrown away for being no smaller than what it replaces."""
 
 
 @dataclass(frozen=True, slots=True)
