@@ -208,11 +208,16 @@ class MemoryArchive:
             if any_word:
                 # A word in many messages ranks little (its weight is a fraction of a rare word's) but costs a pass
                 # over them all; when rarer words are asked for too, it is left out, so a search costs what its rare
-                # words cost.
-                common = {w for w in words if len(self._index.get(w, ())) > max(64, total // 16)}
+                # words cost. (At one in 16 messages, a long chat's recall search grew with the chat: its everyday
+                # words each came back a few hundred times, and the per-request time doubled over 16,000 messages.)
+                common = {w for w in words if len(self._index.get(w, ())) > max(64, total // 64)}
                 if common != words:
                     words -= common
-            postings = {w: [p for p in self._index.get(w, ()) if session in (None, p[0])] for w in words}
+            single = session is None or self._entries.keys() <= {session}
+            postings = {
+                w: self._index.get(w, []) if single else [p for p in self._index.get(w, ()) if p[0] == session]
+                for w in words
+            }
             scores: dict[tuple[str, int], tuple[float, int]] = {}
             for hits_of in postings.values():
                 weight = math.log(1 + total / max(1, len(hits_of)))
