@@ -12,6 +12,7 @@ import typer
 from ..formats import FORMATS
 from ..manager import ConfigError, ManagerConfig
 from ..strategies import STRATEGIES
+from ..summarize.llm import SUMMARIZER_PROVIDERS, SUMMARIZER_SPECS
 from ._io import fail
 
 __all__ = [
@@ -79,12 +80,12 @@ def config_from_env(
         config = replace(config, strategy=strategy)
     if summarizer is not None:
         provider, colon, _ = summarizer.partition(":")
-        if colon and provider.strip().lower() not in ("openai", "anthropic", "litellm"):
+        if colon and provider.strip().lower() not in SUMMARIZER_PROVIDERS:
             # the flag takes the documented forms only (the environment is lenient: a model name with a colon
             # there is an OpenAI-compatible model), so a mistyped provider is a usage error, not a model name
             fail(
-                f"--summarizer {summarizer!r}: unknown provider {provider!r}; use extractive, openai:MODEL, "
-                f"anthropic:MODEL or litellm:MODEL (a model name with a colon goes after it: openai:llama3:8b)"
+                f"--summarizer {summarizer!r}: unknown provider {provider!r}; use one of: {', '.join(SUMMARIZER_SPECS)}"
+                " (a model name with a colon goes after it: openai:llama3:8b)"
             )
         config = replace(config, model_id=summarizer, model_preference=None)
     if base_url is not None:

@@ -46,7 +46,7 @@ def serve_cmd(
     try:
         import uvicorn
 
-        from ..server import ServerSettings, SettingsError
+        from ..server import VARIABLES, ServerSettings, SettingsError
     except ImportError as exc:
         fail(f'chainsum serve needs the server extra: pip install "chainsum[server]" ({exc})')
     window = tokens(context_window, "--context-window")
@@ -58,28 +58,11 @@ def serve_cmd(
         "context_window": window or None,
     }
     try:
-        settings = ServerSettings.from_env(
-            None,
-            host=host,
-            port=port,
-            workers=workers,
-            insecure=insecure,
-            upstream=upstream,
-            anthropic_upstream=anthropic_upstream,
-            db=db,
-            postgres=postgres,
-            context_window=window or None,
-        )
+        settings = ServerSettings.from_env(None, host=host, port=port, workers=workers, insecure=insecure, **given)
     except (SettingsError, ValueError) as exc:
         fail(str(exc))
     # Checked: now hand the options to the worker processes, which read the environment.
-    names = {
-        "upstream": "CHAINSUM_UPSTREAM_URL",
-        "anthropic_upstream": "CHAINSUM_ANTHROPIC_UPSTREAM_URL",
-        "db": "CHAINSUM_DB",
-        "postgres": "CHAINSUM_POSTGRES_URL",
-        "context_window": "SUMMARIZATION_CONTEXT_WINDOW",
-    }
+    names = {**VARIABLES, "context_window": "SUMMARIZATION_CONTEXT_WINDOW"}
     for key, value in given.items():
         if value is not None:
             os.environ[names[key]] = str(value)

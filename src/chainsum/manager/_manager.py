@@ -256,7 +256,8 @@ class ContextManager:
             logger.warning("session=<%s> | could not retract stale originals", self.session, exc_info=True)
             return
         state = self.state
-        new = [i for i in stale if i not in set(state.retracted)]
+        known = set(state.retracted)
+        new = [i for i in stale if i not in known]
         if new:
             self._write_state(replace(state, retracted=(*state.retracted, *new), view=kept.to_data()))
 

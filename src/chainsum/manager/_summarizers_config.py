@@ -6,15 +6,13 @@ from __future__ import annotations
 import logging
 
 from ..summarize import ExtractiveSummarizer
-from ..summarize.llm import make_summarizer
+from ..summarize.llm import SUMMARIZER_PROVIDERS, make_summarizer
 from ._config import ConfigError, ManagerConfig
 from ._summarizers import AnySummarizer
 
 __all__ = ["summarizer_specs", "summarizers_from_config"]
 
 logger = logging.getLogger(__name__)
-
-_PROVIDERS = frozenset({"openai", "anthropic", "litellm"})
 
 
 def summarizer_specs(config: ManagerConfig) -> list[str]:
@@ -27,14 +25,14 @@ def summarizer_specs(config: ManagerConfig) -> list[str]:
         if not spec:
             continue
         provider = spec.partition(":")[0].strip().lower()
-        if spec.lower() != "extractive" and (":" not in spec or (provider and provider not in _PROVIDERS)):
+        if spec.lower() != "extractive" and (":" not in spec or (provider and provider not in SUMMARIZER_PROVIDERS)):
             if ":" in spec:  # a tag (Ollama's llama3:8b) or a fine-tune (ft:gpt-4o-mini:org::id), or a typo
                 logger.warning(
                     "summarizer=<%s> | %r is not a provider prefix (%s): using it as a model of the OpenAI-compatible "
                     "endpoint",
                     spec,
                     provider,
-                    ", ".join(sorted(_PROVIDERS)),
+                    ", ".join(SUMMARIZER_PROVIDERS),
                 )
             spec = "openai:" + spec
         specs.append(spec)

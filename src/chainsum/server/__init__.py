@@ -21,6 +21,7 @@ from ._app import create_app, open_store  # noqa: E402 - after the dependency ch
 from ._settings import (  # noqa: E402
     DEFAULT_ANTHROPIC_UPSTREAM,
     DEFAULT_OPENAI_UPSTREAM,
+    VARIABLES,
     ServerSettings,
     SettingsError,
 )
@@ -28,6 +29,7 @@ from ._settings import (  # noqa: E402
 __all__ = [
     "DEFAULT_ANTHROPIC_UPSTREAM",
     "DEFAULT_OPENAI_UPSTREAM",
+    "VARIABLES",
     "ServerSettings",
     "SettingsError",
     "create_app",

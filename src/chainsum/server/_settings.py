@@ -20,12 +20,22 @@ from dataclasses import dataclass, field, replace
 from ..errors import ChainsumError
 from ..manager import ManagerConfig
 
-__all__ = ["DEFAULT_ANTHROPIC_UPSTREAM", "DEFAULT_OPENAI_UPSTREAM", "ServerSettings", "SettingsError"]
+__all__ = ["DEFAULT_ANTHROPIC_UPSTREAM", "DEFAULT_OPENAI_UPSTREAM", "VARIABLES", "ServerSettings", "SettingsError"]
 
 DEFAULT_OPENAI_UPSTREAM = "https://api.openai.com/v1"
 """An OpenAI-style base URL, as ``OPENAI_BASE_URL`` is written (it ends in ``/v1``)."""
 DEFAULT_ANTHROPIC_UPSTREAM = "https://api.anthropic.com"
 """An Anthropic base URL, as ``ANTHROPIC_BASE_URL`` is written (the SDK adds ``/v1/messages``)."""
+VARIABLES: Mapping[str, str] = {
+    "upstream": "CHAINSUM_UPSTREAM_URL",
+    "anthropic_upstream": "CHAINSUM_ANTHROPIC_UPSTREAM_URL",
+    "db": "CHAINSUM_DB",
+    "postgres": "CHAINSUM_POSTGRES_URL",
+    "api_token": "CHAINSUM_API_TOKEN",
+    "max_body_bytes": "CHAINSUM_MAX_BODY_BYTES",
+}
+"""The environment variable of each setting read from ``CHAINSUM_*`` (``chainsum serve`` sets them for its
+workers from its options)."""
 
 
 class SettingsError(ChainsumError, ValueError):
@@ -82,12 +92,12 @@ class ServerSettings:
 
         config = ManagerConfig.from_env(env)
         settings = cls(
-            upstream=text("CHAINSUM_UPSTREAM_URL") or DEFAULT_OPENAI_UPSTREAM,
-            anthropic_upstream=text("CHAINSUM_ANTHROPIC_UPSTREAM_URL") or DEFAULT_ANTHROPIC_UPSTREAM,
-            db=text("CHAINSUM_DB"),
-            postgres=text("CHAINSUM_POSTGRES_URL"),
-            api_token=text("CHAINSUM_API_TOKEN"),
-            max_body_bytes=number("CHAINSUM_MAX_BODY_BYTES") or 32 * 1024 * 1024,
+            upstream=text(VARIABLES["upstream"]) or DEFAULT_OPENAI_UPSTREAM,
+            anthropic_upstream=text(VARIABLES["anthropic_upstream"]) or DEFAULT_ANTHROPIC_UPSTREAM,
+            db=text(VARIABLES["db"]),
+            postgres=text(VARIABLES["postgres"]),
+            api_token=text(VARIABLES["api_token"]),
+            max_body_bytes=number(VARIABLES["max_body_bytes"]) or 32 * 1024 * 1024,
             context_window=config.context_window,
             config=config,
         )

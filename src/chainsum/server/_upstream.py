@@ -133,7 +133,7 @@ class Upstream:
                 data=content if content or method != "GET" else None,
                 allow_redirects=False,
             )
-        except (TimeoutError, aiohttp.ServerTimeoutError):
+        except TimeoutError:  # aiohttp's connect and read timeouts are TimeoutErrors
             raise UpstreamError("did not answer in time", timeout=True) from None
         except aiohttp.ClientError as exc:
             raise UpstreamError(f"unreachable: {type(exc).__name__}") from None

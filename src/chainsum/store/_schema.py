@@ -145,9 +145,6 @@ def query_words(query: str) -> list[str]:
     return _WORD.findall(query.replace("\x00", " "))[:64]
 
 
-_TOKEN = re.compile(r"\w+")
-
-
 def snippet_of(text: str, words: Sequence[str], size: int = 16) -> str:
     """About `size` words of `text` around the first word of `words` it holds, each matching word in brackets and
     ``…`` where text was cut: what FTS5's ``snippet()`` shows, made for the few hits a search returns rather than
@@ -161,13 +158,13 @@ def snippet_of(text: str, words: Sequence[str], size: int = 16) -> str:
     around = found.start() if found else 0
     lo = max(0, around - 12 * size)
     window = text[lo : around + 24 * size]
-    tokens = list(_TOKEN.finditer(window))
+    tokens = list(_WORD.finditer(window))
     first = next((i for i, t in enumerate(tokens) if t.start() + lo >= around), 0)
     start = max(0, min(first - size // 4, len(tokens) - size))
     shown = tokens[start : start + size]
     if not shown:
         return text[:160]
-    cut_before = lo + shown[0].start() > 0 and (start > 0 or lo > 0)
+    cut_before = start > 0 or lo > 0
     out: list[str] = ["…" if cut_before else ""]
     at = shown[0].start() if cut_before else 0
     for token in shown:

@@ -7,12 +7,13 @@ whose ``kind`` says whether retrying can help; the SDKs' own retries are off so 
 
 from ._anthropic import AnthropicSummarizer
 from ._common import DEFAULT_SYSTEM_PROMPT, LLMSummarizerBase, parse_retry_after
-from ._factory import SUMMARIZER_SPECS, SummarizerSpecError, make_summarizer
+from ._factory import SUMMARIZER_PROVIDERS, SUMMARIZER_SPECS, SummarizerSpecError, make_summarizer
 from ._litellm import LiteLLMSummarizer
 from ._openai import OpenAISummarizer
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "SUMMARIZER_PROVIDERS",
     "SUMMARIZER_SPECS",
     "AnthropicSummarizer",
     "LLMSummarizerBase",

@@ -8,9 +8,11 @@ from ._anthropic import AnthropicSummarizer
 from ._litellm import LiteLLMSummarizer
 from ._openai import OpenAISummarizer
 
-__all__ = ["SUMMARIZER_SPECS", "SummarizerSpecError", "make_summarizer"]
+__all__ = ["SUMMARIZER_PROVIDERS", "SUMMARIZER_SPECS", "SummarizerSpecError", "make_summarizer"]
 
-SUMMARIZER_SPECS = ("extractive", "openai:MODEL", "anthropic:MODEL", "litellm:MODEL")
+SUMMARIZER_PROVIDERS = ("openai", "anthropic", "litellm")
+"""The provider prefixes of ``PROVIDER:MODEL``."""
+SUMMARIZER_SPECS = ("extractive", *(f"{p}:MODEL" for p in SUMMARIZER_PROVIDERS))
 """The accepted forms, in the order error messages and help texts list them."""
 
 
