@@ -102,6 +102,28 @@ def test_a_fresh_list_costs_only_the_conversion_of_its_new_items(monkeypatch: py
     assert quiet_calls >= 80 and manager.state.summarizations >= 3
 
 
+@pytest.mark.parametrize("fmt", WIRE_FORMATS)
+def test_a_history_sent_again_unchanged_counts_no_message_again(fmt: str) -> None:
+    """A client retrying its request sends the same history: the last item is read again (it may have been edited
+    in place), but when it reads as before nothing is counted again."""
+    manager, hist = _compacted(fmt)
+    items, system = to_wire([*hist, {"role": "user", "content": "and the zebra?"}], fmt)
+    first = manager.prepare_sync(items, system=system)
+    counted: list[Message] = []
+    real = manager.counter.count_message
+
+    def counting(message: Message) -> int:
+        counted.append(message)
+        return real(message)
+
+    manager.counter.count_message = counting  # type: ignore[method-assign]
+    again = manager.prepare_sync(items, system=system)
+    fresh = manager.prepare_sync(copy.deepcopy(items), system=system)
+    assert _dump(again.messages) == _dump(fresh.messages) == _dump(first.messages)
+    assert again.tokens_after == fresh.tokens_after == first.tokens_after
+    assert counted == []
+
+
 def _compacted(fmt: str) -> tuple[ContextManager, list[Dict]]:
     """A manager of `fmt` that has compacted a tool-using history several times, and that history (OpenAI dicts,
     ending with an assistant answer)."""

@@ -208,6 +208,19 @@ class Codec:
         self.recall_items = [i for i in self.recall_items if i < item_at]
         converted, src = self._convert(items[item_at:], item_at)
         self.fresh_from = item_at
+        # Items converted again (the last one, or a restarting format's last turn) mostly read as before: those
+        # messages keep their old objects, so their token counts (cached by identity) and fingerprints stand, and
+        # only what really changed is counted again.
+        same = 0
+        old = self.messages
+        while (
+            same < len(converted)
+            and message_at + same < len(old)
+            and self.src[message_at + same] == src[same]
+            and converted[same] == old[message_at + same]
+        ):
+            converted[same] = old[message_at + same]
+            same += 1
         del self.messages[message_at:]
         del self.src[message_at:]
         self.messages.extend(converted)
@@ -220,7 +233,7 @@ class Codec:
                     at = next((k for k in range(message_at, len(self.src)) if self.src[k] == i), len(self.messages))
                     self._restart = (i, at)
                     break
-        return message_at
+        return message_at + same
 
     # writing ------------------------------------------------------------------------------------------------------
     def write(self, messages: Sequence[Message]) -> list[Any]:
