@@ -7,8 +7,10 @@ import pytest
 
 from chainsum.chain import is_record_message, record_blocks
 from chainsum.executor import compact_sync
-from chainsum.messages import Message
+from chainsum.messages import Message, ToolResult
 from chainsum.strategies import CLIP_MARKER, MASK_PREFIX, AutoStrategy, PlanContext, Summarize
+from chainsum.summarize import ExtractiveSummarizer
+from chainsum.tokens import HeuristicCounter
 from strategies.strategies_support import CharCounter, agent_history, call, chat_history, fixed_summary, tool
 
 
@@ -266,3 +268,39 @@ def test_a_larger_budget_never_keeps_fewer_tokens() -> None:
         for b in range(total // 10, total, total // 15)
     ]
     assert kept == sorted(kept)
+
+
+def test_a_tool_step_too_large_to_keep_right_before_the_cut_is_kept_clipped_and_the_budget_filled() -> None:
+    """The summary's cut would fall right after one large tool result (keeping it whole does not fit): the cut moves
+    back over it and the result is kept as head and tail, so the history lands near the budget instead of far
+    below it (the extractive summary keeps only the identifiers of a result it reads)."""
+    chat = [
+        Message.of(role, f"{role} turn {i}: we talked about the weather and the garden today, nothing more. " * 3)
+        for i in range(8)
+        for role in ("user", "assistant")
+    ]
+    output = "\n".join(f"row {k}: order ORD-{1000 + k} shipped to warehouse W{k % 7} on day {k}" for k in range(220))
+    messages = [
+        Message.of("system", "You are a helpful shop assistant."),
+        *chat,
+        Message(role="assistant", parts=(call("c1", "orders", "{}"),)),
+        tool("c1", output, "orders"),
+        Message.of("assistant", "Here are the orders you asked about; the first one shipped on day 0."),
+        Message.of("user", "Thanks. Which warehouse had the most?"),
+    ]
+    counter = HeuristicCounter()
+    budget = counter.count_messages(messages) * 3 // 4
+    result = compact_sync(messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=counter, budget=budget)
+    assert result.fits and result.valid
+    assert result.tokens_after >= 0.85 * budget, (result.tokens_after, budget)
+    kept = [p.text for m in result.messages for p in m.parts if isinstance(p, ToolResult)]
+    assert len(kept) == 1 and CLIP_MARKER in kept[0]
+    assert "ORD-1000" in kept[0] and "ORD-1219" in kept[0]  # head and tail verbatim
+    plain = compact_sync(
+        messages,
+        AutoStrategy(clip_back_below=0.0),
+        summarizer=ExtractiveSummarizer(),
+        counter=counter,
+        budget=budget,
+    )
+    assert plain.tokens_after < result.tokens_after  # without it, the result is summarized and the budget unfilled

@@ -36,9 +36,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..chain import record_blocks, safe_cuts
-from ..messages import Message
-from ._mask import mask_candidates, plan_current_turn_clips
-from ._plan import DropBlocks, Evict, Plan, PlanContext, Step, Summarize
+from ..messages import Message, ToolResult
+from ._mask import mask_candidates, plan_current_turn_clips, plan_group_clips
+from ._plan import Clip, DropBlocks, Evict, Plan, PlanContext, Step, Summarize
 from ._record import (
     BLOCK_OVERHEAD_TOKENS,
     MIN_SUMMARY_TOKENS,
@@ -82,6 +82,11 @@ class AutoStrategy:
     expected_ratio: float = 0.3
     """How long a summary is expected to be, as a share of what it replaces (the extractive default's own bound),
     when the cut is planned: a small span gets a small summary, not its full length target."""
+    expected_tool_ratio: float = 0.1
+    """The same for tool output: mostly data, of which a summary keeps what identifies it (ids, paths, errors)."""
+    clip_back_below: float = 0.9
+    """When a summary's cut would leave the history below this share of the budget because the tool step before the
+    cut is too large to keep, that step is kept with its output clipped instead (`_clip_back`)."""
     min_keep_chars: int = 1000
     """A current-turn tool result clipped as a last resort keeps at least this many characters of head and tail."""
     summarize: bool = True
@@ -194,14 +199,21 @@ class AutoStrategy:
             after[lay.newest_user] = 0
             span_sizes[lay.newest_user] = 0
         existing = sizes[lay.record] if lay.record is not None else RECORD_OVERHEAD_TOKENS
+        # What each message is expected to add to the summary: tool output (mostly data, of which a summary keeps
+        # the identifiers) much less than what the people and the assistant wrote.
+        expected = [
+            s * (self.expected_tool_ratio if m.role == "tool" else self.expected_ratio)
+            for m, s in zip(messages, span_sizes, strict=True)
+        ]
+
+        def record_cost(summary: float) -> int:
+            return min(block_budget, existing + BLOCK_OVERHEAD_TOKENS + max(int(summary), self.min_summary_tokens))
+
         cut = _smallest_cut(
             messages,
             after,
-            span_sizes,
-            lambda span: min(
-                block_budget,
-                existing + BLOCK_OVERHEAD_TOKENS + max(int(span * self.expected_ratio), self.min_summary_tokens),
-            ),
+            expected,
+            record_cost,
             fixed,
             budget,
             lay.start,
@@ -211,6 +223,12 @@ class AutoStrategy:
         )
         if cut is None or cut - lay.start <= len(lay.keep(lay.start, cut)):
             return None  # nothing to summarize but what must stay
+        clips: list[Step] = []
+        back = self._clip_back(
+            messages, ctx, lay, cut, after, span_sizes, expected, record_cost, masks, fixed, budget, lowest
+        )
+        if back is not None:
+            cut, clips, after = back
         reason = f"messages {lay.start}..{cut - 1}: the oldest not yet summarized, into one record block"
         steps, target = record_steps(
             messages,
@@ -228,10 +246,12 @@ class AutoStrategy:
         kept = last.keep if isinstance(last, Summarize) else ()
         if isinstance(last, Summarize) and last.start == lay.start and len(steps) == 1:
             # The cut keeps the most it can verbatim; what the budget has left beyond that goes to the summary
-            # (up to half the budget), so the result lands near the budget rather than a block's minimum below it.
+            # (up to half the budget), so the result lands near the budget rather than a block's minimum below it,
+            # and never more: a summary written to the block's share would not fit beside what the cut keeps.
             record = existing + BLOCK_OVERHEAD_TOKENS
             left = budget - fixed - sum(after[cut : lay.end]) - record - sum(after[k] for k in kept)
-            target = max(target, min(left, budget // 2 - record))
+            left -= 5 + budget // 100  # a margin: the framing's cost and the summary's length are estimates
+            target = max(min(left, budget // 2 - record), self.min_summary_tokens)
             steps = [replace(last, target_tokens=target)]
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
         block = max(min(target, span_tokens * 3 // 10), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
@@ -240,7 +260,62 @@ class AutoStrategy:
             return None  # the summary would cost what it replaces: not worth a summarizer call
         kept_masks = [s for s, _ in masks if _index(s) >= cut]
         note = f"summary block over {cut - lay.start} messages, {len(kept_masks)} old tool results masked after it"
-        return Plan(tuple(sorted([*steps, *kept_masks], key=_index)), note=note)
+        if clips:
+            note += f", {len(clips)} clipped right after it"
+        return Plan(tuple(sorted([*steps, *kept_masks, *clips], key=_index)), note=note)
+
+    def _clip_back(
+        self,
+        messages: Sequence[Message],
+        ctx: PlanContext,
+        lay: Layout,
+        cut: int,
+        after: Sequence[int],
+        span_sizes: Sequence[int],
+        expected: Sequence[float],
+        record_cost: Callable[[float], int],
+        masks: Sequence[tuple[Step, int]],
+        fixed: int,
+        budget: int,
+        lowest: int,
+    ) -> tuple[int, list[Step], list[int]] | None:
+        """When the cut leaves the budget well short because the stretch before it (one tool step) is too large
+        to keep, the cut moves back over that stretch and its tool output is clipped, as a group, to fit: a head and
+        a tail verbatim keep more of it than the few identifiers a summary has room for, and the budget is filled.
+        Returns the new cut, the clips and the kept sizes after them; None when that does not apply."""
+
+        def total(c: int) -> int:
+            return fixed + sum(after[c : lay.end]) + record_cost(sum(expected[lay.start : c]))
+
+        if total(cut) >= budget * self.clip_back_below:
+            return None
+        cuts = safe_cuts(messages)
+        back = next((c for c in range(cut - 1, max(lowest, lay.start + 1) - 1, -1) if cuts[c]), None)
+        if back is None or back - lay.start <= len(lay.keep(lay.start, back)):
+            return None
+        block = max(int(sum(expected[lay.start : back])), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
+        block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0
+        if sum(span_sizes[lay.start : back]) <= 2 * block:
+            return None  # the shorter span would hardly be worth its summary
+        need = total(back) - budget + budget // 50  # a margin: the sizes are estimates
+        masked = {_index(s) for s, _ in masks}
+        indices = [i for i in range(back, cut) if i not in masked and i != lay.newest_user]
+        why = "tool output of {chars} characters kept after the summary as head and tail: {keep} characters"
+        clips = plan_group_clips(messages, ctx, indices, need, self.min_keep_chars, why)
+        new_after = list(after)
+        saved = 0
+        for clip in clips:
+            assert isinstance(clip, Clip)
+            part = messages[clip.index].parts[clip.part]
+            assert isinstance(part, ToolResult)
+            text = part.text
+            tokens = ctx.counter.count_text(text)
+            cut_tokens = tokens - tokens * (clip.head + clip.tail) // max(1, len(text))
+            new_after[clip.index] -= cut_tokens
+            saved += cut_tokens
+        if not clips or saved < need:
+            return None
+        return back, clips, new_after
 
     def _last_resorts(
         self,
@@ -290,8 +365,8 @@ class AutoStrategy:
 def _smallest_cut(
     messages: Sequence[Message],
     kept_sizes: Sequence[int],
-    span_sizes: Sequence[int],
-    record_cost: Callable[[int], int],
+    summary_sizes: Sequence[float],
+    record_cost: Callable[[float], int],
     fixed: int,
     budget: int,
     start: int,
@@ -300,17 +375,18 @@ def _smallest_cut(
     end: int,
 ) -> int | None:
     """The smallest safe cut ``c`` in ``[lowest, highest]`` for which the history fits: ``fixed`` plus what is kept
-    (``kept_sizes[c:end]``) plus the record with the summary of ``span_sizes[start:c]``. Moving the cut back keeps a
-    message verbatim and takes it out of the summary, so the total only grows: the first cut that does not fit ends
+    (``kept_sizes[c:end]``) plus the record with the summary of ``messages[start:c]`` (each message expected to add
+    ``summary_sizes`` to it). Moving the cut back keeps a message verbatim and takes it out of the summary, so the
+    total only grows: the first cut that does not fit ends
     the search. `highest` (or the nearest safe cut before it) when none fits."""
     cuts = safe_cuts(messages)
     kept = sum(kept_sizes[highest:end])
-    span = sum(span_sizes[start:highest])
+    span = sum(summary_sizes[start:highest])
     best: int | None = None
     for c in range(highest, lowest - 1, -1):
         if c < highest:
             kept += kept_sizes[c]
-            span -= span_sizes[c]
+            span -= summary_sizes[c]
         if fixed + kept + record_cost(span) > budget:
             break
         if cuts[c]:

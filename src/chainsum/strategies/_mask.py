@@ -19,7 +19,7 @@ placeholder is recognized); summary pairs; results too small for a placeholder t
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..chain import SUMMARIZATION_TOOL_NAME, current_turn_start, match_results
@@ -38,6 +38,7 @@ __all__ = [
     "mask_result",
     "masked_text",
     "plan_current_turn_clips",
+    "plan_group_clips",
     "plan_masks",
     "result_bytes",
 ]
@@ -256,9 +257,18 @@ def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, ne
     a tool that returned more than the window holds would otherwise make the next request fail at the provider,
     turn after turn. The original is archived by the manager like every other edit, so `expand` brings it back.
     """
+    why = "current-turn tool output of {chars} characters over the hard limit; keeping {keep}"
+    return plan_group_clips(messages, ctx, range(current_turn_start(messages), len(messages)), need, min_keep, why)
+
+
+def plan_group_clips(
+    messages: Sequence[Message], ctx: PlanContext, indices: Iterable[int], need: int, min_keep: int, why: str
+) -> list[Step]:
+    """Clips of the tool output of ``messages[i]`` for `indices` as a group, cutting about `need` tokens in all (see
+    `plan_current_turn_clips`); `why` is the reason, formatted with ``chars`` and ``keep``."""
     counter = ctx.counter
     found: list[tuple[int, int, int, str]] = []
-    for i in range(current_turn_start(messages), len(messages)):
+    for i in indices:
         for pi, part in enumerate(messages[i].parts):
             if isinstance(part, ToolResult) and not is_masked(part):
                 text = _result_text(part)
@@ -276,7 +286,7 @@ def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, ne
         if keep >= len(text) * 9 // 10:  # saves under a tenth: not worth losing the middle of the output
             continue
         head = keep * 2 // 3
-        reason = f"current-turn tool output of {len(text)} characters over the hard limit; keeping {keep}"
+        reason = why.format(chars=len(text), keep=keep)
         out.append(Clip(index=i, part=pi, head=head, tail=keep - head, reason=reason))
     out.sort(key=lambda c: (c.index, c.part))
     return [*out]
