@@ -16,19 +16,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
-from pathlib import Path
 
 from chainsum.executor import compact
 from chainsum.formats import load
 from chainsum.strategies import AutoStrategy
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import iter_documents
+from chainsum.testing.retention import identifiers, texts
 from chainsum.tokens import HeuristicCounter
-
-sys.path.insert(0, str(Path(__file__).parent))  # the identifier matcher of bench_retention.py, beside this file
-from bench_retention import identifiers, texts
 
 SHARES = (0.15, 0.25, 0.35, 0.5, 0.65, 0.8)
 

@@ -15,49 +15,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
 import statistics
 import time
-from collections.abc import Iterable
 
 from chainsum.executor import compact
 from chainsum.formats import load
-from chainsum.messages import Message, Text, ToolCall, ToolResult
 from chainsum.rules import validate
 from chainsum.strategies import Strategy
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import CorpusDocument, iter_documents
 from chainsum.testing.baselines import truncate
+from chainsum.testing.retention import identifiers, texts
 from chainsum.tokens import get_counter
 
 STRATEGIES = ("truncate", "mask", "ratio", "sections", "safe-split", "auto")
 SHARES = (0.25, 0.5, 0.75)
-_IDENT = re.compile(
-    r"(?:[\w.-]+/)+[\w.-]+"  # paths
-    r"|https?://[^\s\"'<>]+"  # URLs
-    r"|\b[A-Z]{2,}[-_][A-Z0-9-]{2,}\b"  # ORD-7731, HTTP_404
-    r"|\b\d+(?:\.\d+)?\s?(?:ms|s|KB|MB|GB|%|USD|\$)"  # numbers with units
-    r"|\b\d{3,}\b"  # long numbers
-    r"|\b[a-z]+_[a-z0-9_]+\b"  # snake_case
-    r"|\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b"  # CamelCase
-)
-
-
-def texts(messages: Iterable[Message]) -> str:
-    out: list[str] = []
-    for m in messages:
-        for p in m.parts:
-            if isinstance(p, Text):
-                out.append(p.text)
-            elif isinstance(p, ToolCall):
-                out.append(f"{p.name} {p.arguments}")
-            elif isinstance(p, ToolResult):
-                out.append(p.text)
-    return "\n".join(out)
-
-
-def identifiers(text: str) -> set[str]:
-    return {m.group(0) for m in _IDENT.finditer(text)}
 
 
 def strategy(name: str) -> Strategy:

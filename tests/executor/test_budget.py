@@ -17,6 +17,7 @@ from chainsum.messages import Message
 from chainsum.strategies import AutoStrategy
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import CorpusDocument, iter_documents
+from chainsum.testing.retention import kept_identifiers
 from chainsum.tokens import HeuristicCounter
 from generators import well_formed_histories
 from sampling import every_per_corpus, examples
@@ -86,6 +87,34 @@ def test_on_the_corpora_a_budget_is_filled_and_a_larger_one_never_keeps_fewer_to
     # shorter text, are folded before planning; a tool result too large to keep right before the summary's cut is
     # kept clipped (it ended at 60 % of the budget before); the summary is asked for what is left, never more
     assert all(after >= 0.85 * budget for budget, after, fits in points if fits), points
+
+
+TAU2_4 = "tau2-bench/gpt-4.1_telecom_default_gpt-4.1_1trials.json#4"
+
+
+@pytest.mark.parametrize("floor, monotone", [(AutoStrategy().summary_floor, True), (0.0, False)])
+def test_the_summary_floor_keeps_a_larger_budget_from_losing_identifiers(floor: float, monotone: bool) -> None:
+    """tau2 telecom #4: at 65 % of its tokens the cut moved back over short chat turns and the summary of what came
+    before them got less room than at 50 %, losing dates and field names (32 identifiers kept at 50 %, 30 at 65 %).
+    The summary's floor (`AutoStrategy.summary_floor`) keeps its room from shrinking; without it the loss is back,
+    which shows the test can fail."""
+    doc = next((d for d in iter_documents(include_subagents=False) if d.label == TAU2_4), None)
+    if doc is None:
+        pytest.skip("the shared corpora are not available")
+    messages = load(doc.data, doc.format).messages
+    total = HeuristicCounter().count_messages(messages)
+    kept: list[int] = []
+    for share in (0.5, 0.65):
+        result = compact_sync(
+            messages,
+            AutoStrategy(summary_floor=floor),
+            summarizer=ExtractiveSummarizer(),
+            counter=HeuristicCounter(),
+            budget=int(total * share),
+        )
+        assert result.fits
+        kept.append(len(kept_identifiers(messages, result.messages)))
+    assert (kept[1] >= kept[0]) is monotone, kept
 
 
 @settings(max_examples=examples(25))

@@ -1,0 +1,29 @@
+"""The independent identifier matcher the retention figures are measured with."""
+
+from __future__ import annotations
+
+from chainsum.messages import Message, Text, ToolCall, ToolResult
+from chainsum.testing.retention import identifiers, kept_identifiers, texts
+
+
+def test_it_finds_each_kind_of_identifier_and_no_plain_words() -> None:
+    text = (
+        "see src/app/main.py and https://example.com/x?y=1; order ORD-7731 took 250 ms, code 40213, "
+        "field total_cents in OrderTotal; the cat sat on the mat"
+    )
+    found = identifiers(text)
+    for expected in ("src/app/main.py", "https://example.com/x?y=1;", "ORD-7731", "250 ms", "40213"):
+        assert expected in found, expected
+    assert {"total_cents", "OrderTotal"} <= found
+    assert not {"cat", "sat", "mat", "the"} & found
+
+
+def test_texts_covers_calls_and_results_and_kept_identifiers_is_the_intersection() -> None:
+    original = [
+        Message(role="user", parts=(Text(text="fix src/a.py"),)),
+        Message(role="assistant", parts=(ToolCall(id="c1", name="read_file", arguments='{"path": "src/b.py"}'),)),
+        Message(role="tool", parts=(ToolResult(call_id="c1", content="KeyError in total_cents"),)),
+    ]
+    assert "read_file" in texts(original) and "total_cents" in texts(original)
+    output = [Message(role="user", parts=(Text(text="summary: src/a.py and total_cents, plus new_name"),))]
+    assert kept_identifiers(original, output) == {"src/a.py", "total_cents"}
