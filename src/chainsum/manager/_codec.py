@@ -225,7 +225,9 @@ class Codec:
         del self.src[message_at:]
         self.messages.extend(converted)
         self.src.extend(src)
-        self.items = list(items)
+        # `items[:item_at]` equal what is kept (the caller checked): only the rest is copied, not the whole history
+        del self.items[item_at:]
+        self.items.extend(items[item_at:])
         if self.format not in _LOCAL and self.format != "messages":
             starts = _is_turn_start(cast(str, self.format))
             for i in range(len(items) - 1, item_at - 1, -1):
