@@ -5,12 +5,17 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chainsum.chain import SUMMARIZATION_TOOL_NAME, SUMMARIZED_CONTENT_PREFIX, is_record_message, record_blocks
 from chainsum.errors import SummarizerError
 from chainsum.executor import CompactResult, compact, compact_sync
+from chainsum.executor._compact import refill
 from chainsum.messages import Message, Text, ToolResult
-from chainsum.strategies import Mask, MaskStrategy, Plan, RatioStrategy, Summarize, SummarizePart
+from chainsum.strategies import Mask, MaskStrategy, Plan, RatioStrategy, Summarize, SummarizePart, mask_result
+from chainsum.tokens import HeuristicCounter
+from sampling import examples
 from strategies.strategies_support import (
     CharCounter,
     FixedPlan,
@@ -295,3 +300,30 @@ def test_without_a_budget_nothing_is_given_back() -> None:
     plan = Plan(tuple(Mask(index=i, part=0, reason="old") for i in result_indexes))
     result = compact_sync(messages, FixedPlan(plan), summarizer=None, counter=CharCounter())
     assert all(result.messages[i] != messages[i] for i in result_indexes)
+
+
+@settings(max_examples=examples(40))
+@given(st.lists(st.integers(5, 400), min_size=1, max_size=8), st.integers(0, 3000), st.integers(0, 3000))
+def test_refill_gives_back_at_a_larger_room_all_it_gave_back_at_a_smaller_one(
+    sizes: list[int], room_a: int, room_b: int
+) -> None:
+    """Masked outputs of these sizes (in words) given back at two rooms: what the smaller room restored whole is
+    restored whole at the larger one too, and neither goes over its room."""
+    counter = HeuristicCounter()
+    messages: list[Message] = []
+    undo: dict[int, tuple[Message, Message]] = {}
+    for k, size in enumerate(sizes):
+        result = ToolResult(call_id=f"c{k}", name="read", content=f"output {k}: " + "word " * size)
+        original = Message(role="tool", parts=(result,))
+        masked = Message(role="tool", parts=(mask_result(result, None),))
+        undo[id(masked)] = (masked, original)
+        messages.append(masked)
+    small, large = sorted((room_a, room_b))
+    before = counter.count_messages(messages)
+    at_small = refill(messages, undo, counter, small)
+    at_large = refill(messages, undo, counter, large)
+    whole_small = {i for i, m in enumerate(at_small) if m == undo[id(messages[i])][1]}
+    whole_large = {i for i, m in enumerate(at_large) if m == undo[id(messages[i])][1]}
+    assert whole_small <= whole_large
+    assert counter.count_messages(at_small) - before <= small
+    assert counter.count_messages(at_large) - before <= large

@@ -244,17 +244,18 @@ async def compact(
 def refill(
     messages: Sequence[Message], undo: dict[int, tuple[Message, Message]], counter: TokenCounter, room: int
 ) -> tuple[Message, ...]:
-    """`messages` with masks undone, newest first, as long as they add up to at most `room` tokens.
+    """`messages` with masks undone, as long as they add up to at most `room` tokens.
 
     A plan is made on estimates (how long a summary will be, the masking headroom that spares a growing session
     from being masked again a few messages later), so a round often clears more than it had to; what it cleared
-    beyond the budget is given back here, most recent tool output first (whole, or as a head-and-tail excerpt when
-    only part of it fits). So the result lands just under the budget, and a larger budget keeps more. `undo` maps
-    ``id(edited)`` to (edited message, message before the edit); a message masked twice is followed back to its
-    original."""
+    beyond the budget is given back here: the smallest outputs first (the most of them, so the most of what they
+    named; the newest first among equals), then the next one as a head-and-tail excerpt when only part of it fits.
+    What is given back at a budget is always given back at a larger one too (a prefix of one fixed order), so the
+    result lands just under the budget and a larger budget keeps more. `undo` maps ``id(edited)`` to (edited
+    message, message before the edit); a message masked twice is followed back to its original."""
     out = list(messages)
-    for i in range(len(out) - 1, -1, -1):
-        edited = out[i]
+    candidates: list[tuple[int, int, Message, int]] = []  # (cost, index, original, edited cost)
+    for i, edited in enumerate(out):
         entry = undo.get(id(edited))
         if entry is None or entry[0] is not edited:
             continue
@@ -262,15 +263,17 @@ def refill(
         while (older := undo.get(id(original))) is not None and older[0] is original:
             original = older[1]
         edited_cost = counter.count_message(edited)
-        cost = counter.count_message(original) - edited_cost
+        candidates.append((counter.count_message(original) - edited_cost, i, original, edited_cost))
+    for cost, i, original, edited_cost in sorted(candidates, key=lambda c: (c[0], -c[1])):
         if cost <= room:
             out[i] = original
             room -= cost
-        elif room >= _MIN_PARTIAL_TOKENS:
+            continue
+        if room >= _MIN_PARTIAL_TOKENS:
             partial = _excerpt(original, edited_cost + room, counter)
             if partial is not None:
-                room -= counter.count_message(partial) - edited_cost
                 out[i] = partial
+        break
     return tuple(out)
 
 
