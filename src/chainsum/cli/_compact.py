@@ -9,7 +9,7 @@ on standard error and in the report.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
@@ -17,9 +17,6 @@ from ..formats import Conversation, Dropped, dump, output_target
 from ..rules import PROVIDERS
 from ._io import EXIT_PROBLEMS, console, fail, progress_bar, read_conversation, user_errors, write_json
 from ._options import BaseUrlOpt, FileArg, FormatOpt, OutOpt, StrategyOpt, SummarizerOpt, config_from_env, tokens
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["compact_cmd"]
 

@@ -87,8 +87,8 @@ class AutoStrategy:
     summary_floor: float = 0.5
     """Whatever the cut, the new summary is planned at least this share of the summary expected for the whole
     summarizable region (within the blocks' share of the budget), so that its room does not shrink as the budget
-    grows (measured by ``bench/bench_budget.py``: fewer identifiers at a larger budget in 10 of 521 budget pairs,
-    16 without the floor)."""
+    grows (measured by ``bench/bench_budget.py --conversations 150``: fewer identifiers at a larger budget in 8 of
+    521 budget pairs, 13 without the floor)."""
     clip_back_below: float = 0.9
     """When a summary's cut would leave the history below this share of the budget because the tool step before the
     cut is too large to keep, that step is kept with its output clipped instead (`_clip_back`)."""
@@ -223,8 +223,9 @@ class AutoStrategy:
             return min(block_budget, existing + BLOCK_OVERHEAD_TOKENS + least)
 
         margin = 5 + budget // 100  # the framing's cost and the summary's length are estimates
+        cuts = safe_cuts(messages)
         cut = _smallest_cut(
-            messages,
+            cuts,
             after,
             expected,
             record_cost,
@@ -237,9 +238,9 @@ class AutoStrategy:
         )
         if cut is None or cut - lay.start <= len(lay.keep(lay.start, cut)):
             return None  # nothing to summarize but what must stay
-        clips: list[Step] = []
+        clips: list[Clip] = []
         back = self._clip_back(
-            messages, ctx, lay, cut, after, span_sizes, expected, record_cost, masks, fixed, budget, lowest
+            messages, cuts, ctx, lay, cut, after, span_sizes, expected, record_cost, masks, fixed, budget, lowest
         )
         if back is not None:
             cut, clips, after = back
@@ -281,6 +282,7 @@ class AutoStrategy:
     def _clip_back(
         self,
         messages: Sequence[Message],
+        cuts: Sequence[bool],
         ctx: PlanContext,
         lay: Layout,
         cut: int,
@@ -292,7 +294,7 @@ class AutoStrategy:
         fixed: int,
         budget: int,
         lowest: int,
-    ) -> tuple[int, list[Step], list[int]] | None:
+    ) -> tuple[int, list[Clip], list[int]] | None:
         """When the cut leaves the budget well short because the stretch before it (one tool step) is too large
         to keep, the cut moves back over that stretch and its tool output is clipped, as a group, to fit: a head and
         a tail verbatim keep more of it than the few identifiers a summary has room for, and the budget is filled.
@@ -303,7 +305,6 @@ class AutoStrategy:
 
         if total(cut) >= budget * self.clip_back_below:
             return None
-        cuts = safe_cuts(messages)
         back = next((c for c in range(cut - 1, max(lowest, lay.start + 1) - 1, -1) if cuts[c]), None)
         if back is None or back - lay.start <= len(lay.keep(lay.start, back)):
             return None
@@ -319,7 +320,6 @@ class AutoStrategy:
         new_after = list(after)
         saved = 0
         for clip in clips:
-            assert isinstance(clip, Clip)
             part = messages[clip.index].parts[clip.part]
             assert isinstance(part, ToolResult)
             text = part.text
@@ -377,7 +377,7 @@ class AutoStrategy:
 
 
 def _smallest_cut(
-    messages: Sequence[Message],
+    cuts: Sequence[bool],
     kept_sizes: Sequence[int],
     summary_sizes: Sequence[float],
     record_cost: Callable[[float], int],
@@ -388,12 +388,11 @@ def _smallest_cut(
     highest: int,
     end: int,
 ) -> int | None:
-    """The smallest safe cut ``c`` in ``[lowest, highest]`` for which the history fits: ``fixed`` plus what is kept
-    (``kept_sizes[c:end]``) plus the record with the summary of ``messages[start:c]`` (each message expected to add
-    ``summary_sizes`` to it). Moving the cut back keeps a message verbatim and takes it out of the summary, so the
-    total only grows: the first cut that does not fit ends
-    the search. `highest` (or the nearest safe cut before it) when none fits."""
-    cuts = safe_cuts(messages)
+    """The smallest safe cut ``c`` (``cuts[c]``, `chain.safe_cuts`) in ``[lowest, highest]`` for which the history
+    fits: ``fixed`` plus what is kept (``kept_sizes[c:end]``) plus the record with the summary of the messages
+    ``[start:c]`` (each expected to add ``summary_sizes`` to it). Moving the cut back keeps a message verbatim and
+    takes it out of the summary, so the total only grows: the first cut that does not fit ends the search.
+    `highest` (or the nearest safe cut before it) when none fits."""
     kept = sum(kept_sizes[highest:end])
     span = sum(summary_sizes[start:highest])
     best: int | None = None

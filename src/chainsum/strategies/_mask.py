@@ -258,12 +258,12 @@ def plan_current_turn_clips(messages: Sequence[Message], ctx: PlanContext, *, ne
     turn after turn. The original is archived by the manager like every other edit, so `expand` brings it back.
     """
     why = "current-turn tool output of {chars} characters over the hard limit; keeping {keep}"
-    return plan_group_clips(messages, ctx, range(current_turn_start(messages), len(messages)), need, min_keep, why)
+    return [*plan_group_clips(messages, ctx, range(current_turn_start(messages), len(messages)), need, min_keep, why)]
 
 
 def plan_group_clips(
     messages: Sequence[Message], ctx: PlanContext, indices: Iterable[int], need: int, min_keep: int, why: str
-) -> list[Step]:
+) -> list[Clip]:
     """Clips of the tool output of ``messages[i]`` for `indices` as a group, cutting about `need` tokens in all (see
     `plan_current_turn_clips`); `why` is the reason, formatted with ``chars`` and ``keep``."""
     counter = ctx.counter
@@ -289,7 +289,7 @@ def plan_group_clips(
         reason = why.format(chars=len(text), keep=keep)
         out.append(Clip(index=i, part=pi, head=head, tail=keep - head, reason=reason))
     out.sort(key=lambda c: (c.index, c.part))
-    return [*out]
+    return out
 
 
 def _water_level(sizes: Sequence[int], room: int) -> int | None:
