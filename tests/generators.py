@@ -9,6 +9,8 @@
   (tau2-bench), leading assistant or tool messages, Opaque blocks of every format, unsigned reasoning.
 - `noise_histories()`: arbitrary roles with arbitrary parts.
 - `histories()`: any of the three.
+- `identifier_histories()`: well-formed chats and agent runs of realistic length whose text and tool output name
+  identifiers (order ids, paths, snake_case fields, dates, amounts): what the retention properties count.
 
 Import as ``from generators import ...`` (``tests/`` must be on ``sys.path``).
 """
@@ -28,6 +30,7 @@ __all__ = [
     "bad_ids",
     "chain_configs",
     "histories",
+    "identifier_histories",
     "malformed_histories",
     "noise_histories",
     "nonblank_texts",
@@ -259,3 +262,49 @@ def chain_configs(*, complete: bool | None = None) -> st.SearchStrategy[ChainCon
         tool_calls_per_body_pair=st.lists(st.integers(1, 3), max_size=24),
         include_all_tool_responses=st.booleans() if complete is None else st.just(complete),
     )
+
+
+_FILLER = (
+    "I checked that again and it looks fine to me. ",
+    "Thanks, that helps a lot with what I was trying to do. ",
+    "Let me know if anything else comes up on your side. ",
+    "We went over the details earlier and agreed on the plan. ",
+)
+_IDENTIFIER = st.one_of(
+    st.integers(1000, 9999).map(lambda n: f"ORD-{n}"),
+    st.integers(0, 99).map(lambda n: f"src/app/module_{n}.py"),
+    st.sampled_from(["account_id", "line_items", "payment_method", "contract_end", "retry_count", "device_id"]),
+    st.integers(100, 99999).map(str),
+    st.dates().map(lambda d: d.isoformat()),
+    st.integers(1, 900).map(lambda n: f"{n} ms"),
+)
+
+
+@st.composite
+def _prose(draw: st.DrawFn, max_sentences: int = 6) -> str:
+    """A few sentences of filler with identifiers planted among them."""
+    out: list[str] = []
+    for _ in range(draw(st.integers(1, max_sentences))):
+        out.append(draw(st.sampled_from(_FILLER)))
+        if draw(st.booleans()):
+            out.append(f"It concerns {draw(_IDENTIFIER)} and {draw(_IDENTIFIER)}. ")
+    return "".join(out).strip()
+
+
+@st.composite
+def identifier_histories(draw: st.DrawFn, max_turns: int = 14) -> list[Message]:
+    """A system prompt, then turns of a user asking, sometimes an assistant running tools (their output a JSON
+    record or a listing naming identifiers, some of it long), and an assistant answering."""
+    out = [Message.of("system", "You are a support agent. Look things up before you answer.")]
+    calls = 0
+    for _ in range(draw(st.integers(3, max_turns))):
+        out.append(Message.of("user", draw(_prose())))
+        for _ in range(draw(st.integers(0, 2))):
+            calls += 1
+            call = ToolCall(id=f"call_{calls}", name=draw(tool_names), arguments=json.dumps({"q": draw(_IDENTIFIER)}))
+            out.append(Message(role="assistant", parts=(call,)))
+            fields = draw(st.lists(st.tuples(_IDENTIFIER, _IDENTIFIER), min_size=1, max_size=12))
+            output = json.dumps(dict(fields)) + " " + draw(_prose(3)) * draw(st.integers(0, 8))
+            out.append(_result_for(call, output, False))
+        out.append(Message.of("assistant", draw(_prose())))
+    return out

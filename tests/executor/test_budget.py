@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,34 @@ def test_dry_run_with_the_default_summarizer_is_the_run(budget: int) -> None:
     assert [p.steps for p in dry.plans] == [p.steps for p in real.plans]
     for field in ("summarizer_calls", "tokens_after", "messages_after", "messages_summarized", "rounds"):
         assert getattr(dry, field) == getattr(real, field), field
+
+
+def assert_identifiers_monotone(messages: Sequence[Message], shares: Sequence[float]) -> None:
+    """Between two budgets that are both reached, the larger keeps at least as many of the history's identifiers
+    (counted by the independent matcher of `chainsum.testing.retention`)."""
+    total = HeuristicCounter().count_messages(messages)
+    kept: list[tuple[float, int]] = []
+    for share in shares:
+        result = run(list(messages), max(1, int(total * share)))
+        if result.fits:
+            kept.append((share, len(kept_identifiers(messages, result.messages))))
+    for (low, ids_low), (high, ids_high) in itertools.combinations(kept, 2):
+        assert ids_high >= ids_low, f"{ids_low} identifiers kept at {low:.0%} of the tokens, {ids_high} at {high:.0%}"
+
+
+KNOWN_IDENTIFIER_LOSSES = {"tau2-bench/gpt-4.1_telecom_default_gpt-4.1_1trials.json#10"}
+"""Where a larger budget still keeps fewer identifiers (1 of 1,334 budget pairs over every conversation of the
+corpora, ``bench/bench_budget.py --conversations 0``): at 65 % an old tool output right after the summary's cut is
+masked, and its placeholder keeps fewer of its identifiers (a date) than the summary that read it at 50 %. Expected
+to fail, and strictly: when it passes, it comes off this list."""
+
+
+def _identifier_cases() -> list[object]:
+    known = pytest.mark.xfail(strict=True, reason="a known loss: see KNOWN_IDENTIFIER_LOSSES")
+    docs = every_per_corpus(list(iter_documents(include_subagents=False)), 25)
+    return [pytest.param(d, id=d.label, marks=known if d.label in KNOWN_IDENTIFIER_LOSSES else ()) for d in docs]
+
+
+@pytest.mark.parametrize("doc", _identifier_cases())
+def test_on_the_corpora_a_larger_budget_never_keeps_fewer_identifiers(doc: CorpusDocument) -> None:
+    assert_identifiers_monotone(load(doc.data, doc.format).messages, (0.15, *SHARES))

@@ -246,8 +246,8 @@ def test_library_scripted_double_sees_the_bound_and_a_scripted_failure() -> None
 def test_dry_run_simulates_later_rounds_without_the_summarizer() -> None:
     from chainsum.strategies import AutoStrategy
 
-    messages = agent_history(10, output=3000)
-    budget = CharCounter().count_messages(messages) // 10
+    messages = agent_history(10, output=6000)
+    budget = CharCounter().count_messages(messages) // 20
     scripted = Scripted()
     result = compact_sync(
         messages,

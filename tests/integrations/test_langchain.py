@@ -390,7 +390,7 @@ def test_a_masked_result_keeps_its_artifact_object() -> None:
     history.append(HumanMessage("Anything else?"))
     model = ScriptedChatModel(responses=[AIMessage("No.")])
     agent = create_agent(
-        model, tools=stub_tools(script.tool_names), middleware=[ChainsumMiddleware(context_window=3000)]
+        model, tools=stub_tools(script.tool_names), middleware=[ChainsumMiddleware(context_window=4000)]
     )
     saved = agent.invoke({"messages": history})["messages"]
     results = [m for m in saved if isinstance(m, ToolMessage)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from chainsum.formats import openai_chat
 from chainsum.manager._events import ManagerEvent, SummarizationEvent
 from chainsum.store import MemoryArchive
-from chainsum.strategies import CLIP_MARKER, MASK_PREFIX
+from chainsum.strategies import CLIP_MARKER
 from chainsum.tokens import HeuristicCounter
 from manager.manager_support import SYSTEM, Dict, make, tool_turn, turn
 
@@ -70,7 +70,8 @@ def test_recent_tool_output_is_masked_when_the_window_is_exceeded() -> None:
     assert tokens(hist) > 3000
     out = list(manager.prepare_sync(hist).messages)
     assert tokens(out) <= 3000
-    assert any(isinstance(m.get("content"), str) and m["content"].startswith(MASK_PREFIX) for m in out)
+    big = [m for m in hist if m["role"] == "tool"]
+    assert sum(any(m == b for m in out) for b in big) < len(big)  # masked or summarized: not all kept whole
     assert out[-1] == hist[-1]
 
 

@@ -172,7 +172,8 @@ def test_when_masking_cannot_reach_the_budget_the_summarizer_reads_the_tool_outp
         messages, AutoStrategy(keep_last_turns=8), summarizer=recording, counter=CharCounter(), budget=total // 2
     )
     first = next(p for p in result.plans if p.steps)
-    assert {s.kind for s in first.steps} == {"summarize"}
+    kinds = {s.kind for s in first.steps}
+    assert "summarize" in kinds and "mask" not in kinds  # (a large step right after the cut may be kept clipped)
     assert seen and any("output 0 xxx" in t for t in seen)  # the real output, not "[chainsum: tool output masked"
     assert not any(MASK_PREFIX in t for t in seen)
     assert result.tokens_after <= total // 2
@@ -184,13 +185,13 @@ def test_when_neither_alone_is_enough_one_round_summarizes_and_masks_after_the_c
     messages = agent_history(30, output=600)
     total = CharCounter().count_messages(messages)
     result = compact_sync(
-        messages, AutoStrategy(keep_last_turns=2), summarizer=fixed_summary, counter=CharCounter(), budget=total // 3
+        messages, AutoStrategy(keep_last_turns=2), summarizer=fixed_summary, counter=CharCounter(), budget=total // 4
     )
     first = next(p for p in result.plans if p.steps)
     assert {s.kind for s in first.steps} == {"summarize", "mask"}
     cut = next(s.end for s in first.steps if isinstance(s, Summarize))
     assert all(s.index >= cut for s in first.steps if not isinstance(s, Summarize))  # pyright: ignore
-    assert result.summarizer_calls == 1 and result.tokens_after <= total // 3 and result.rounds == 1
+    assert result.summarizer_calls == 1 and result.tokens_after <= total // 4 and result.rounds == 1
 
 
 def test_when_masking_is_enough_no_summarizer_is_called() -> None:

@@ -27,3 +27,9 @@ def test_texts_covers_calls_and_results_and_kept_identifiers_is_the_intersection
     assert "read_file" in texts(original) and "total_cents" in texts(original)
     output = [Message(role="user", parts=(Text(text="summary: src/a.py and total_cents, plus new_name"),))]
     assert kept_identifiers(original, output) == {"src/a.py", "total_cents"}
+
+
+def test_the_line_numbers_of_a_file_listing_are_not_identifiers() -> None:
+    listing = "   120→def total_cents(order):\n   121→    return 4500\n   122\tpass"
+    assert identifiers(listing) == {"total_cents", "4500"}
+    assert "120" in identifiers("order 120 of 121 shipped, 122 left")  # a number in prose still counts

@@ -19,7 +19,18 @@ from ..chain import (
 )
 from ..errors import SummarizerError
 from ..messages import Message, ToolCall, ToolResult
-from ..strategies import Clip, DropBlocks, Evict, Mask, Plan, Summarize, SummarizePart, clip_result, mask_result
+from ..strategies import (
+    Clip,
+    DropBlocks,
+    Evict,
+    Mask,
+    Plan,
+    Summarize,
+    SummarizePart,
+    clip_result,
+    mask_call,
+    mask_result,
+)
 from ._result import StepError
 from ._run import SummarizerRun, replace_part
 
@@ -161,12 +172,14 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
     return Applied(out, applied, summarized, errors, masked)
 
 
-async def _edits(messages: Sequence[Message], steps: Sequence[Mask | Clip], *, yielding: bool) -> dict[int, ToolResult]:
+async def _edits(
+    messages: Sequence[Message], steps: Sequence[Mask | Clip], *, yielding: bool
+) -> dict[int, ToolResult | ToolCall]:
     """The new tool result of every `Mask` and `Clip` step, by ``id(step)``. With `yielding`, control goes back to
     the event loop every few edits, so summarizer calls started just before go out and wait on the model while
     the placeholders are built (they read each output for its identifiers: hundreds of milliseconds on a long
     agent session)."""
-    out: dict[int, ToolResult] = {}
+    out: dict[int, ToolResult | ToolCall] = {}
     for k, step in enumerate(steps):
         if yielding and k % 8 == 0:
             await asyncio.sleep(0)
@@ -174,9 +187,12 @@ async def _edits(messages: Sequence[Message], steps: Sequence[Mask | Clip], *, y
     return out
 
 
-def _edited_part(messages: Sequence[Message], step: Mask | Clip) -> ToolResult:
-    """The tool result a `Mask` (placeholder) or `Clip` (head and tail) step puts in place of the original."""
+def _edited_part(messages: Sequence[Message], step: Mask | Clip) -> ToolResult | ToolCall:
+    """The part a `Mask` (placeholder) or `Clip` (head and tail) step puts in place of the original: a tool result,
+    or for a `Mask` of a tool call, the call with its long arguments masked."""
     result = messages[step.index].parts[step.part]
+    if isinstance(result, ToolCall):
+        return mask_call(result)
     assert isinstance(result, ToolResult)
     if isinstance(step, Mask):
         return mask_result(result, _call_of(messages, step.index, result))

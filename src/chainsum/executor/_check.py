@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..chain import current_turn_start, is_record_message, is_summary_system, safe_cuts
-from ..messages import Message, ToolResult
-from ..strategies import DropBlocks, Evict, Plan, Step, Summarize, SummarizePart
+from ..messages import Message, ToolCall, ToolResult
+from ..strategies import DropBlocks, Evict, Mask, Plan, Step, Summarize, SummarizePart
 
 __all__ = ["check_plan"]
 
@@ -46,6 +46,9 @@ def check_plan(plan: Plan, messages: Sequence[Message], name: str) -> None:
                     raise bad(step, f"message {k} cannot be kept aside: outside the span, or not a plain user message")
             if isinstance(step, Summarize) and step.keep and step.form != "record":
                 raise bad(step, "only a record summary keeps messages aside")
+            if isinstance(step, Summarize) and step.excerpt_from is not None:
+                if step.form != "record" or not step.start <= step.excerpt_from < step.end:
+                    raise bad(step, "an excerpt is of a record summary's own span")
             if isinstance(step, Summarize) and len(span) <= len(step.keep):
                 raise bad(step, "nothing to summarize: the span holds only messages kept aside")
             covered.update(span)
@@ -64,7 +67,11 @@ def check_plan(plan: Plan, messages: Sequence[Message], name: str) -> None:
             if not 0 <= step.index < n or not 0 <= step.part < len(messages[step.index].parts):
                 raise bad(step, f"no part {step.part} in message {step.index}")
             target = messages[step.index].parts[step.part]
-            allowed = isinstance(target, ToolResult) or (isinstance(step, SummarizePart) and target.kind == "text")
+            allowed = (
+                isinstance(target, ToolResult)
+                or (isinstance(step, SummarizePart) and target.kind == "text")
+                or (isinstance(step, Mask) and isinstance(target, ToolCall))
+            )
             if not allowed or messages[step.index].role == "system":
                 raise bad(step, f"part {step.part} of message {step.index} cannot be edited this way")
             if step.index in covered or (step.index, step.part) in parts:

@@ -162,9 +162,13 @@ async def compact(
     summarized = 0
     undo: dict[int, tuple[Message, Message]] = {}
     size = counter.count_messages(current)
+    # What the provider repair at the end adds (an error result for a call left without one, in a saved log) is
+    # planned for: a history filled to the budget would otherwise go over it by that much.
+    added = 0 if budget is None else max(0, counter.count_messages(repair(current, provider).messages) - size)
+    plan_budget = None if budget is None else max(1, budget - added)
     for round_no in range(max_rounds):
         ctx = PlanContext(
-            budget=budget,
+            budget=plan_budget,
             hard_limit=hard_limit,
             counter=counter,
             round=round_no,

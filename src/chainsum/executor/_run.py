@@ -10,6 +10,7 @@ from ..messages import Message, Part, Text, ToolResult
 from ..strategies import Summarize, SummarizePart, TranscriptCase
 from ..summarize import SummarizerLike, call_summarizer, summarize_chunked
 from ..tokens import TokenCounter
+from ._excerpt import excerpt_text
 
 __all__ = ["ProgressCallback", "SummarizerRun"]
 
@@ -110,6 +111,16 @@ class SummarizerRun:
             summary = await self.summarize(
                 span, step.case, context, snapshot=step.form == "snapshot", target_tokens=step.target_tokens
             )
+            if step.excerpt_from is not None and step.form == "record":
+                left = max(0, (step.target_tokens or 0) - self.counter.count_text(summary))
+                tail = messages[step.excerpt_from : step.end]
+                excerpt = excerpt_text(
+                    [m for i, m in enumerate(tail, step.excerpt_from) if i not in keep],
+                    step.excerpt_tokens + left,
+                    self.counter,
+                )
+                if excerpt:
+                    summary = f"{summary}\n\n{excerpt}"
             return summary_messages(
                 summary,
                 step.form,

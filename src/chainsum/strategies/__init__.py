@@ -16,12 +16,14 @@ from ..summarize import TranscriptCase
 from ._auto import AutoStrategy
 from ._guard import STRATEGIES, StrategyOptions, TailGuard, strategy_named
 from ._mask import CLIP_MARKER, MASK_PREFIX, MaskStrategy, clip_result, mask_result
+from ._mask_calls import ARGUMENT_MASK_PREFIX, mask_call
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize, SummarizePart
 from ._ratio import RatioStrategy
 from ._safe_split import SafeSplitConfig, SafeSplitStrategy
 from ._sections import SectionsConfig, SectionsStrategy
 
 __all__ = [
+    "ARGUMENT_MASK_PREFIX",
     "CLIP_MARKER",
     "MASK_PREFIX",
     "STRATEGIES",
@@ -46,6 +48,7 @@ __all__ = [
     "TailGuard",
     "TranscriptCase",
     "clip_result",
+    "mask_call",
     "mask_result",
     "strategy_named",
 ]

@@ -36,8 +36,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..chain import record_blocks, safe_cuts
-from ..messages import Message, ToolResult
-from ._mask import mask_candidates, plan_current_turn_clips, plan_group_clips
+from ..messages import File, Image, Message, ToolResult
+from ._mask import clip_result, mask_candidates, plan_current_turn_clips, plan_group_clips
 from ._plan import Clip, DropBlocks, Evict, Plan, PlanContext, Step, Summarize
 from ._record import (
     BLOCK_OVERHEAD_TOKENS,
@@ -84,11 +84,13 @@ class AutoStrategy:
     when the cut is planned: a small span gets a small summary, not its full length target."""
     expected_tool_ratio: float = 0.1
     """The same for tool output: mostly data, of which a summary keeps what identifies it (ids, paths, errors)."""
-    summary_floor: float = 0.5
+    summary_floor: float = 1.0
     """Whatever the cut, the new summary is planned at least this share of the summary expected for the whole
-    summarizable region (within the blocks' share of the budget), so that its room does not shrink as the budget
-    grows (measured by ``bench/bench_budget.py --conversations 150``: fewer identifiers at a larger budget in 8 of
-    521 budget pairs, 13 without the floor)."""
+    summarizable region (within the blocks' share of the budget). At 1.0 the summary's room does not depend on the
+    cut at all, only on the budget, so it never shrinks as the budget grows; what the budget leaves beyond it goes
+    to an excerpt (`excerpt`). Measured over every conversation of the corpora at six budgets
+    (``bench/bench_budget.py --conversations 0``), with the excerpt: fewer identifiers at a larger budget in 1 of
+    1,334 budget pairs at 1.0, 12 at 0.5."""
     clip_back_below: float = 0.9
     """When a summary's cut would leave the history below this share of the budget because the tool step before the
     cut is too large to keep, that step is kept with its output clipped instead (`_clip_back`)."""
@@ -96,6 +98,9 @@ class AutoStrategy:
     """A current-turn tool result clipped as a last resort keeps at least this many characters of head and tail."""
     summarize: bool = True
     """False: masking and the last resorts only, never a summarizer call."""
+    excerpt: bool = True
+    """The summary gets the length planned for it, and what the budget leaves beyond it quotes the last messages
+    before the cut (`Summarize.excerpt_from`); False: the summary is asked for all of it."""
     default_budget_ratio: float = 0.5
     """Target, as a share of the starting size, when no budget is given."""
     name: str = "auto"
@@ -142,9 +147,16 @@ class AutoStrategy:
                 if clips:
                     return Plan(tuple(clips), note=_clip_note(tokens, budget))
         tail_from = max(lay.start, len(messages) - ctx.keep_recent) if not over_hard else len(messages)
-        keep_turns = 0 if over_hard else self.keep_last_turns
+        # The recent tool steps keep their output in the first two phases even over the hard limit: when masking
+        # the older output or a summary is enough, the step the agent is working from stays readable. Only the
+        # last resorts mask it too.
         masks = mask_candidates(
-            messages, ctx, keep_last_turns=keep_turns, clip_chars=self.clip_chars, head=self.head, tail=self.tail
+            messages,
+            ctx,
+            keep_last_turns=self.keep_last_turns,
+            clip_chars=self.clip_chars,
+            head=self.head,
+            tail=self.tail,
         )
         masks = [(s, v) for s, v in masks if _index(s) < tail_from]
         if sum(v for _, v in masks) >= need:
@@ -161,7 +173,12 @@ class AutoStrategy:
             plan = self._summary(messages, ctx, lay, sizes, masks, budget, tail_from)
             if plan:
                 return plan
-        if over_hard or not self.summarize:
+        if over_hard:
+            every = mask_candidates(
+                messages, ctx, keep_last_turns=0, clip_chars=self.clip_chars, head=self.head, tail=self.tail
+            )
+            return self._last_resorts(messages, ctx, lay, sizes, every, budget, tokens, over_hard)
+        if not self.summarize:
             return self._last_resorts(messages, ctx, lay, sizes, masks, budget, tokens, over_hard)
         if masks:
             return Plan(tuple(s for s, _ in masks), note="mask/clip all old tool output; nothing left to summarize")
@@ -208,8 +225,10 @@ class AutoStrategy:
         existing = sizes[lay.record] if lay.record is not None else RECORD_OVERHEAD_TOKENS
         # What each message is expected to add to the summary: tool output (mostly data, of which a summary keeps
         # the identifiers) much less than what the people and the assistant wrote.
+        # An image or a file adds nothing but a mention: only a media message's text counts.
         expected = [
-            s * (self.expected_tool_ratio if m.role == "tool" else self.expected_ratio)
+            (min(s, ctx.counter.count_text(m.text)) if _has_media(m) else s)
+            * (self.expected_tool_ratio if m.role == "tool" else self.expected_ratio)
             for m, s in zip(messages, span_sizes, strict=True)
         ]
 
@@ -267,7 +286,23 @@ class AutoStrategy:
             left = budget - fixed - sum(after[cut : lay.end]) - record - sum(after[k] for k in kept)
             left -= margin
             target = max(min(left, budget // 2 - record), self.min_summary_tokens)
-            steps = [replace(last, target_tokens=target)]
+            if self.excerpt:
+                planned = record_cost(sum(expected[lay.start : cut])) - record
+                target = max(min(target, planned), self.min_summary_tokens)
+                stretch = next((c for c in range(cut - 1, lay.start, -1) if cuts[c]), lay.start)
+                room = left - target
+                # an image or a file cannot be quoted: what the stretch has too little text to fill goes to the
+                # summary after all, so the budget is still filled
+                quotable = sum(
+                    ctx.counter.count_text(messages[i].text) if _has_media(messages[i]) else after[i]
+                    for i in range(stretch, cut)
+                )
+                if room > quotable:
+                    target = min(target + room - quotable, max(target, budget // 2 - record))
+                    room = left - target
+                steps = [replace(last, target_tokens=target, excerpt_from=stretch, excerpt_tokens=room)]
+            else:
+                steps = [replace(last, target_tokens=target)]
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
         block = max(min(target, span_tokens * 3 // 10), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
         block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0
@@ -324,7 +359,9 @@ class AutoStrategy:
             assert isinstance(part, ToolResult)
             text = part.text
             tokens = ctx.counter.count_text(text)
-            cut_tokens = tokens - tokens * (clip.head + clip.tail) // max(1, len(text))
+            # what the head and tail cost, and the marker between them, which a small budget notices
+            kept = ctx.counter.count_text(clip_result(part, clip.head, clip.tail).text)
+            cut_tokens = tokens - kept
             new_after[clip.index] -= cut_tokens
             saved += cut_tokens
         if not clips or saved < need:
@@ -407,6 +444,13 @@ def _smallest_cut(
     if best is not None:
         return best
     return next((c for c in range(highest, start, -1) if cuts[c]), None)
+
+
+def _has_media(message: Message) -> bool:
+    return any(
+        isinstance(p, Image | File) or (isinstance(p, ToolResult) and not isinstance(p.content, str))
+        for p in message.parts
+    )
 
 
 def _index(step: Step) -> int:

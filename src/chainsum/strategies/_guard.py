@@ -94,7 +94,9 @@ class TailGuard:
                     span = sum(ctx.counter.count_message(messages[i]) for i in range(step.start, end) if i not in keep)
                     if span <= MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS:
                         continue  # what is left is too small for its summary to be any smaller: no call for it
-                steps.append(step if end == step.end else replace(step, end=end, keep=keep))
+                if end < step.end:  # a shorter span: its excerpt (of messages now kept verbatim) goes
+                    step = replace(step, end=end, keep=keep, excerpt_from=None, excerpt_tokens=0)
+                steps.append(step)
             elif isinstance(step, Evict | DropBlocks) or _end(step) <= limit:
                 steps.append(step)
             elif over_hard and isinstance(step, Mask | Clip):

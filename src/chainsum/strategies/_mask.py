@@ -4,8 +4,9 @@ Tool output is most of an agent's context and goes stale fastest: a file read tw
 verbatim, and the model can run the tool again. So, like Anthropic's ``clear_tool_uses`` context edit (which keeps
 the last 3 tool uses by default) and the observation-masking baseline of agent-context research, this strategy
 replaces the results of all but the most recent tool-using steps by a one-line placeholder that keeps the tool
-name, a digest of the call's arguments and the original size; and clips huge results, even recent ones, to their
-head and tail.
+name, a digest of the call's arguments and the original size; masks the long string values in those steps' call
+arguments the same way (`chainsum.strategies._mask_calls`: the files a coding agent wrote, like Anthropic's
+``clear_tool_inputs``); and clips huge results, even recent ones, to their head and tail.
 
 What counts as a *turn* here: one tool-using step (an assistant message that made calls, with its results). In a
 chat, a user turn and its step coincide; in an agent loop the whole trajectory is often a single user turn (the
@@ -19,12 +20,15 @@ placeholder is recognized); summary pairs; results too small for a placeholder t
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..chain import SUMMARIZATION_TOOL_NAME, current_turn_start, match_results
 from ..messages import Message, ResultPart, Text, ToolCall, ToolResult, part_size, utf8_len
 from ..summarize import key_identifiers
+from ._mask_calls import call_mask_saving
 from ._plan import Clip, Mask, Plan, PlanContext, Step
 
 __all__ = [
@@ -50,10 +54,20 @@ CLIP_MARKER = "[chainsum: clipped"
 """Start of the marker between the head and tail of a clipped tool result."""
 
 _ARGS_EXCERPT = 80
+_MIN_CALL_MASK_CHARS = 600
+"""A call's arguments are masked only when that removes at least this many characters (about 150 tokens)."""
 _KEEP_CHARS = 240
 """Most characters of identifiers a mask placeholder keeps from the output it replaces."""
-_KEEP_SHARE = 0.1
-"""...and at most this share of the original's size, so masking a small result still saves most of it."""
+_KEEP_SHARE = 0.5
+"""...and at most this share of the original's size, so masking a small result still saves at least half of it.
+
+Half, not less: the bound binds only for outputs under 480 bytes... 2 KB at most (the 240 characters bind above),
+small lookups whose identifiers are most of what they say. Those outputs are the ones a summary at a smaller budget
+reads and lists, and a larger budget masks after its cut; at a tenth, the placeholder dropped the field names and
+dates the summary had kept (fewer identifiers at a larger budget in 13 of 1,334 budget pairs of the corpora, 1 at
+half: ``bench/bench_budget.py --conversations 0``)."""
+_EXACT_BELOW = 2048
+"""Results up to this many bytes are bounded by their identifier-like tokens (`_placeholder_bound`)."""
 
 
 def result_bytes(result: ToolResult) -> int:
@@ -94,10 +108,19 @@ def _mentions_room(result: ToolResult) -> int:
     return min(_KEEP_CHARS, int(result_bytes(result) * _KEEP_SHARE))
 
 
+_IDENTIFIER_LIKE = re.compile(r"[\w./:@#-]*[\d_/A-Z][\w./:@#-]*")
+"""Any token with a digit, an underscore, a slash or a capital: a superset of what `key_identifiers` keeps."""
+
+
 def _placeholder_bound(result: ToolResult, call: ToolCall | None) -> str:
     """A stand-in at least as long as the placeholder `masked_text` will write, without reading the output for
-    its identifiers: planning compares sizes for every old result, and only the ones masked need the real text."""
+    its identifiers with every pattern: planning compares sizes for every old result, and only the ones masked need
+    the real text. A small output is scanned once for identifier-like tokens, which bound its list far more
+    tightly than its size does."""
     head, room = _placeholder_head(result, call), _mentions_room(result)
+    if result_bytes(result) <= _EXACT_BELOW:
+        found = set(_IDENTIFIER_LIKE.findall(_result_text(result)))
+        room = min(room, sum(len(t) + 2 for t in found))
     return f"{head}; mentions: {'x/' * (room // 2)}]" if room else f"{head}]"
 
 
@@ -110,8 +133,14 @@ def masked_text(result: ToolResult, call: ToolCall | None) -> str:
     `_KEEP_CHARS` and by `_KEEP_SHARE` of the original, so a placeholder always saves most of what it replaces.
     """
     head = _placeholder_head(result, call)
-    kept = key_identifiers(_result_text(result), _mentions_room(result))
+    kept = _mentions(_result_text(result), _mentions_room(result))
     return f"{head}; mentions: {', '.join(kept)}]" if kept else f"{head}]"
+
+
+@lru_cache(maxsize=8192)
+def _mentions(text: str, room: int) -> tuple[str, ...]:
+    """`key_identifiers`, remembered: planning builds the placeholder of every small old result each round."""
+    return tuple(key_identifiers(text, room))
 
 
 def mask_result(result: ToolResult, call: ToolCall | None) -> ToolResult:
@@ -178,7 +207,9 @@ def mask_candidates(
 ) -> list[tuple[Step, int]]:
     """Every mask and clip step the history allows before `end` (default: the current turn), oldest first, each with
     the tokens it is expected to save. Results of the last `keep_last_turns` tool-using steps are only clipped (when
-    huge), never masked; masked results, summary pairs and results too small to gain anything are left alone."""
+    huge), never masked; masked results, summary pairs and results too small to gain anything are left alone. The
+    long arguments of calls before those steps are masked too (`mask_call`: a file an agent wrote is stale as soon
+    as it wrote the next version)."""
     limit = current_turn_start(messages) if end is None else min(end, current_turn_start(messages))
     steps_with_calls = [i for i in range(limit) if messages[i].tool_calls and messages[i].role != "tool"]
     if keep_last_turns == 0:
@@ -195,7 +226,22 @@ def mask_candidates(
         message = messages[i]
         return counter.count_message(message) if len(message.parts) == 1 else counter.count_text(_result_text(result))
 
-    out: list[tuple[Step, int]] = []
+    out: list[tuple[Mask | Clip, int]] = []
+    for i in steps_with_calls:
+        if i >= recent_from:
+            break
+        for pi, part in enumerate(messages[i].parts):
+            if not isinstance(part, ToolCall) or part.name == SUMMARIZATION_TOOL_NAME:
+                continue
+            chars = call_mask_saving(part)
+            if chars < _MIN_CALL_MASK_CHARS:
+                continue
+            saving = counter.count_text(part.arguments) * chars // max(1, len(part.arguments))
+            reason = (
+                f"old tool call arguments ({len(part.arguments)} characters), "
+                f"before the last {keep_last_turns} tool-using steps"
+            )
+            out.append((Mask(index=i, part=pi, reason=reason), saving))
     for (i, pi), call in sorted(calls.items()):
         result = messages[i].parts[pi]
         assert isinstance(result, ToolResult)
@@ -218,7 +264,8 @@ def mask_candidates(
             saving = tokens_of(i, result) * (len(text) - kept) // len(text)
             reason = f"tool output of {len(text)} characters exceeds {clip_chars}; keeping head and tail"
             out.append((Clip(index=i, part=pi, head=head, tail=tail, reason=reason), saving))
-    return out
+    out.sort(key=lambda entry: (entry[0].index, entry[0].part))  # oldest first, calls and results alike
+    return [(step, saving) for step, saving in out]
 
 
 def plan_masks(

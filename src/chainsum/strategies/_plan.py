@@ -63,6 +63,14 @@ class Summarize:
     keep: tuple[int, ...] = ()
     """Indices inside the span kept verbatim, right after the summary (``record`` form): the newest user message of
     an agent's long turn is the task itself and never leaves the context. The summarizer sees them as context."""
+    excerpt_from: int | None = None
+    """``record`` form: the span's last messages, ``[excerpt_from:end]``, are also quoted in the block after the
+    summary, as head and tail within `excerpt_tokens` (plus what the summary leaves of its target). They are the
+    messages a somewhat larger budget keeps verbatim: quoting them in part fills the budget without growing the
+    summary, so more budget never buys a shorter summary of a span that was summarized anyway."""
+    excerpt_tokens: int = 0
+    """The excerpt's room beyond the summary's target; negative when the target is already more than the budget
+    leaves (a summary's shortest), so the excerpt only gets what the summary leaves below the target beyond that."""
     kind: Literal["summarize"] = "summarize"
 
 

@@ -30,6 +30,9 @@ from ._record import layout, record_steps
 
 __all__ = ["RatioStrategy"]
 
+SUMMARY_RATIO = 0.3
+"""Length asked of a summary, as a share of the span it replaces (the extractive default's own bound)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RatioStrategy:
@@ -84,5 +87,9 @@ class RatioStrategy:
             min_block=60,
             max_depth=ctx.max_depth,
             reason=reason,
+            # a summary is asked for about a third of what it replaces, at most the blocks' room: asked for the
+            # whole room, a summary that honours its length fills it, and the next compaction folds it
+            span_tokens=sum(ctx.counter.count_message(m) for m in messages[lay.start : best]),
+            expected_ratio=SUMMARY_RATIO,
         )
         return Plan(tuple(steps), note=reason)

@@ -126,7 +126,9 @@ def record_steps(
         return [step], target
     deepest = max(b.depth for b in blocks)
     if deepest + 1 <= max_depth:
-        target = max(min_block, block_budget - RECORD_OVERHEAD_TOKENS - BLOCK_OVERHEAD_TOKENS)
+        # at most half the blocks' room: a folded block asked for all of it (and a summarizer that keeps to the
+        # length it is asked for) left the next summary no room beside it, so the next round folded again
+        target = max(min_block, (block_budget - RECORD_OVERHEAD_TOKENS) // 2 - BLOCK_OVERHEAD_TOKENS)
         why = f"{reason}; the {len(blocks)} earlier summaries folded in (depth {deepest + 1})"
         step = Summarize(
             start=lay.record, end=cut, form="record", reason=why, target_tokens=target, keep=lay.keep(lay.start, cut)

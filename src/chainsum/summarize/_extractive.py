@@ -404,6 +404,11 @@ class ExtractiveSummarizer:
     ratio: float = 0.3
     """The summary is at most this share of the content it replaces (never below `min_chars`), so a summary of a
     short span cannot come out longer than the span: compaction must save space. 1.0 turns the limit off."""
+    asked_ratio: float = 0.9
+    """When the transcript asks for a length, the summary may take up to that length or this share of the content,
+    whichever is less: the caller planned the room (``auto`` fills the budget with it), and a summary held to
+    `ratio` of a short span left most of that room empty and listed fewer of the span's identifiers than a
+    smaller budget's summary of a longer span (``bench/bench_budget.py``)."""
     min_chars: int = 300
     max_item_chars: int = 240
     """Longer requests, sentences and errors are shortened to this (identifiers are never cut below it)."""
@@ -415,8 +420,8 @@ class ExtractiveSummarizer:
     def __post_init__(self) -> None:
         if self.max_chars < 200 or (self.max_tokens is not None and self.max_tokens < 50):
             raise ValueError("budget too small for a summary: max_chars >= 200 and max_tokens >= 50")
-        if not 0.0 < self.ratio <= 1.0 or self.min_chars < 100:
-            raise ValueError("ratio must be in (0, 1] and min_chars >= 100")
+        if not 0.0 < self.ratio <= 1.0 or not 0.0 < self.asked_ratio <= 1.0 or self.min_chars < 100:
+            raise ValueError("ratio and asked_ratio must be in (0, 1] and min_chars >= 100")
 
     async def __call__(self, transcript: str) -> str:
         return self.summarize_text(transcript)
@@ -508,11 +513,12 @@ class ExtractiveSummarizer:
 
     def budget_for(self, extraction: Extraction, *, limit: int | None = None) -> int:
         """The budget for this input: `budget` (or `limit`, a length the caller asked for, which may be larger),
-        narrowed to `ratio` of the content (but at least `min_chars`)."""
+        narrowed to `ratio` of the content (`asked_ratio` when a length was asked for), but at least `min_chars`."""
         budget = self.budget if limit is None else limit
         if extraction.content_chars <= 0 or self.ratio >= 1.0:
             return budget
-        return min(budget, max(self.min_chars, int(extraction.content_chars * self.ratio)))
+        share = self.ratio if limit is None else max(self.ratio, self.asked_ratio)
+        return min(budget, max(self.min_chars, int(extraction.content_chars * share)))
 
     def select(self, extraction: Extraction, *, limit: int | None = None) -> dict[Section, tuple[list[Item], int]]:
         """The items each section keeps within the budget, and how many it leaves out."""
