@@ -150,15 +150,7 @@ class AutoStrategy:
         # The recent tool steps keep their output in the first two phases even over the hard limit: when masking
         # the older output or a summary is enough, the step the agent is working from stays readable. Only the
         # last resorts mask it too.
-        masks = mask_candidates(
-            messages,
-            ctx,
-            keep_last_turns=self.keep_last_turns,
-            clip_chars=self.clip_chars,
-            head=self.head,
-            tail=self.tail,
-        )
-        masks = [(s, v) for s, v in masks if _index(s) < tail_from]
+        masks = [(s, v) for s, v in self._masks(messages, ctx, self.keep_last_turns) if _index(s) < tail_from]
         if sum(v for _, v in masks) >= need:
             goal = need + int(budget * self.mask_headroom)
             chosen: list[Step] = []
@@ -174,15 +166,18 @@ class AutoStrategy:
             if plan:
                 return plan
         if over_hard:
-            every = mask_candidates(
-                messages, ctx, keep_last_turns=0, clip_chars=self.clip_chars, head=self.head, tail=self.tail
-            )
+            every = self._masks(messages, ctx, 0)
             return self._last_resorts(messages, ctx, lay, sizes, every, budget, tokens, over_hard)
         if not self.summarize:
             return self._last_resorts(messages, ctx, lay, sizes, masks, budget, tokens, over_hard)
         if masks:
             return Plan(tuple(s for s, _ in masks), note="mask/clip all old tool output; nothing left to summarize")
         return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
+
+    def _masks(self, messages: Sequence[Message], ctx: PlanContext, keep_last_turns: int) -> list[tuple[Step, int]]:
+        return mask_candidates(
+            messages, ctx, keep_last_turns=keep_last_turns, clip_chars=self.clip_chars, head=self.head, tail=self.tail
+        )
 
     def _summary(
         self,
