@@ -111,7 +111,7 @@ class SummarizerRun:
             summary = await self.summarize(
                 span, step.case, context, snapshot=step.form == "snapshot", target_tokens=step.target_tokens
             )
-            if step.excerpt_from is not None and step.form == "record":
+            if step.excerpt_from is not None:  # a record's own span (`check_plan`)
                 left = max(0, (step.target_tokens or 0) - self.counter.count_text(summary))
                 tail = messages[step.excerpt_from : step.end]
                 excerpt = excerpt_text(

@@ -6,23 +6,27 @@ a history compacted far below it has lost what it had room to keep):
 1. **mask**: when masking old tool output (and clipping huge output) can reach the budget alone, only that, oldest
    first, with `mask_headroom` of the budget beyond the need so a growing conversation is not re-masked (and its
    prompt cache broken) a few messages later. No model.
-2. **summary**: otherwise one new summary block in the record (`chain.record_message`) covers the oldest messages
-   not yet summarized, ``messages[start:cut]``, and every maskable tool result after the cut is masked in the same
-   round. The cut is the smallest safe cut for which the history lands under the budget with the new block at its
-   length target, so the most messages stay verbatim; the block's target is what the record may take
-   (`summary_share` of the budget, minus the blocks already there). The summarizer reads the span as it is (tool
-   output unmasked). Blocks are folded into a deeper summary only when they outgrow their share, and past
-   `PlanContext.max_depth` the oldest leave the context instead (`_record.record_steps`): a session is summarized
-   for ever, never stopped by a depth guard. `min_summary_share` makes every summary cover at least that share of
-   the summarizable messages (the manager passes ``summary_ratio``), so summaries come less often.
+2. **summary**: otherwise one new summary block in the record (`chain.record_message`) covers the oldest messages not
+   yet summarized, ``messages[start:cut]``, and every maskable tool result after the cut is masked in the same round.
+   The summary is planned at the length expected for the whole summarizable region (`summary_floor`), within what the
+   record may take (`summary_share` of the budget, minus the blocks already there), whatever the cut; the cut is the
+   smallest safe cut for which the history lands under the budget beside it, so the most messages stay verbatim; and
+   what the budget leaves beyond that quotes the last messages before the cut in the block
+   (`Summarize.excerpt_from`). The summarizer reads the span as it is (tool output unmasked). Blocks are folded into
+   a deeper summary only when they outgrow their share, and past `PlanContext.max_depth` the oldest leave the context
+   instead (`_record.record_steps`): a session is summarized for ever, never stopped by a depth guard.
+   `min_summary_share` makes every summary cover at least that share of the summarizable messages (the manager passes
+   ``summary_ratio``), so summaries come less often.
 3. **last resorts**, only past `PlanContext.hard_limit` (the context window: the provider would refuse the request)
    or when no summary may be written (``summarize=False``, the manager's path when every summarizer failed): all old
-   tool output masked, the recent tool steps included; the record's blocks dropped to a note; the oldest messages
-   moved to the archive unsummarized (`Evict`); and the current turn's largest tool results clipped as a group.
-   The clip comes first when the untouchable part (system messages and the current turn) alone exceeds the budget.
+   tool output masked (past the hard limit the recent tool steps too); the record's blocks dropped to a note; the
+   oldest messages moved to the archive unsummarized (`Evict`); and the current turn's largest tool results clipped
+   as a group. The clip comes first when the untouchable part (system messages and the current turn) alone exceeds
+   the budget.
 
-Monotone by construction: with more budget the cut can only move back (more verbatim messages), the block target
-can only grow, and fewer tool results are masked, so a larger budget never keeps fewer tokens.
+Monotone by construction: with more budget the cut can only move back (more verbatim messages), the summary's
+length target can only grow, the excerpt grows until the messages it quotes are kept verbatim, and fewer tool
+results are masked, so a larger budget never keeps fewer tokens.
 
 Without a budget (`PlanContext.budget` None) the target is `default_budget_ratio` of the history's size when
 compaction started: "make it notably smaller" is what a caller asking for compaction without a number means.
@@ -88,7 +92,7 @@ class AutoStrategy:
     """Whatever the cut, the new summary is planned at least this share of the summary expected for the whole
     summarizable region (within the blocks' share of the budget). At 1.0 the summary's room does not depend on the
     cut at all, only on the budget, so it never shrinks as the budget grows; what the budget leaves beyond it goes
-    to an excerpt (`excerpt`). Measured over every conversation of the corpora at six budgets
+    to an excerpt (`Summarize.excerpt_from`). Measured over every conversation of the corpora at six budgets
     (``bench/bench_budget.py --conversations 0``), with the excerpt: fewer identifiers at a larger budget in 1 of
     1,334 budget pairs at 1.0, 12 at 0.5."""
     clip_back_below: float = 0.9
@@ -98,9 +102,6 @@ class AutoStrategy:
     """A current-turn tool result clipped as a last resort keeps at least this many characters of head and tail."""
     summarize: bool = True
     """False: masking and the last resorts only, never a summarizer call."""
-    excerpt: bool = True
-    """The summary gets the length planned for it, and what the budget leaves beyond it quotes the last messages
-    before the cut (`Summarize.excerpt_from`); False: the summary is asked for all of it."""
     default_budget_ratio: float = 0.5
     """Target, as a share of the starting size, when no budget is given."""
     name: str = "auto"
@@ -274,30 +275,27 @@ class AutoStrategy:
         last = steps[-1]
         kept = last.keep if isinstance(last, Summarize) else ()
         if isinstance(last, Summarize) and last.start == lay.start and len(steps) == 1:
-            # The cut keeps the most it can verbatim; what the budget has left beyond that goes to the summary
-            # (up to half the budget), so the result lands near the budget rather than a block's minimum below it,
-            # and never more: a summary written to the block's share would not fit beside what the cut keeps.
+            # The cut keeps the most it can verbatim beside the summary's planned length (never more than what the
+            # cut leaves, nor half the budget); what the budget has left beyond both quotes the stretch of messages
+            # right before the cut, so the result lands near the budget while the summary's length depends on the
+            # budget only (`Summarize.excerpt_from`).
             record = existing + BLOCK_OVERHEAD_TOKENS
             left = budget - fixed - sum(after[cut : lay.end]) - record - sum(after[k] for k in kept)
             left -= margin
-            target = max(min(left, budget // 2 - record), self.min_summary_tokens)
-            if self.excerpt:
-                planned = record_cost(sum(expected[lay.start : cut])) - record
-                target = max(min(target, planned), self.min_summary_tokens)
-                stretch = next((c for c in range(cut - 1, lay.start, -1) if cuts[c]), lay.start)
+            planned = record_cost(sum(expected[lay.start : cut])) - record
+            target = max(min(left, budget // 2 - record, planned), self.min_summary_tokens)
+            stretch = next((c for c in range(cut - 1, lay.start, -1) if cuts[c]), lay.start)
+            room = left - target
+            # an image or a file cannot be quoted: what the stretch has too little text to fill goes to the
+            # summary after all, so the budget is still filled
+            quotable = sum(
+                ctx.counter.count_text(messages[i].text) if _has_media(messages[i]) else after[i]
+                for i in range(stretch, cut)
+            )
+            if room > quotable:
+                target = min(target + room - quotable, max(target, budget // 2 - record))
                 room = left - target
-                # an image or a file cannot be quoted: what the stretch has too little text to fill goes to the
-                # summary after all, so the budget is still filled
-                quotable = sum(
-                    ctx.counter.count_text(messages[i].text) if _has_media(messages[i]) else after[i]
-                    for i in range(stretch, cut)
-                )
-                if room > quotable:
-                    target = min(target + room - quotable, max(target, budget // 2 - record))
-                    room = left - target
-                steps = [replace(last, target_tokens=target, excerpt_from=stretch, excerpt_tokens=room)]
-            else:
-                steps = [replace(last, target_tokens=target)]
+            steps = [replace(last, target_tokens=target, excerpt_from=stretch, excerpt_tokens=room)]
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
         block = max(min(target, span_tokens * 3 // 10), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
         block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0

@@ -66,7 +66,7 @@ small lookups whose identifiers are most of what they say. Those outputs are the
 reads and lists, and a larger budget masks after its cut; at a tenth, the placeholder dropped the field names and
 dates the summary had kept (fewer identifiers at a larger budget in 13 of 1,334 budget pairs of the corpora, 1 at
 half: ``bench/bench_budget.py --conversations 0``)."""
-_EXACT_BELOW = 2048
+_SCAN_BELOW = 2048
 """Results up to this many bytes are bounded by their identifier-like tokens (`_placeholder_bound`)."""
 
 
@@ -118,7 +118,7 @@ def _placeholder_bound(result: ToolResult, call: ToolCall | None) -> str:
     the real text. A small output is scanned once for identifier-like tokens, which bound its list far more
     tightly than its size does."""
     head, room = _placeholder_head(result, call), _mentions_room(result)
-    if result_bytes(result) <= _EXACT_BELOW:
+    if result_bytes(result) <= _SCAN_BELOW:
         found = set(_IDENTIFIER_LIKE.findall(_result_text(result)))
         room = min(room, sum(len(t) + 2 for t in found))
     return f"{head}; mentions: {'x/' * (room // 2)}]" if room else f"{head}]"

@@ -50,26 +50,34 @@ def _placeholder(value: str) -> str:
     return f"{ARGUMENT_MASK_PREFIX}: {len(value)} characters{mentions}]"
 
 
-def _masked(value: Any, depth: int = 0) -> tuple[Any, int]:
-    """`value` with its long strings replaced by placeholders, and how many characters that removes at most."""
+def _gain(value: str) -> int:
+    """Characters masking `value` removes at least (its placeholder at its longest); 0 for a value left alone."""
+    if len(value) <= _LONG_VALUE_CHARS or value.startswith(ARGUMENT_MASK_PREFIX):
+        return 0
+    return len(value) - _PLACEHOLDER_FRAME - _room(value)
+
+
+def _masked(value: Any, build: bool, depth: int = 0) -> tuple[Any, int]:
+    """`value` with its long strings replaced by placeholders (`build` False: left as it is, only counted), and how
+    many characters that removes at least. Planning counts without building: only the calls masked need their
+    identifiers read."""
     if isinstance(value, str):
-        if len(value) > _LONG_VALUE_CHARS and not value.startswith(ARGUMENT_MASK_PREFIX):
-            return _placeholder(value), len(value) - _PLACEHOLDER_FRAME - _room(value)
-        return value, 0
+        gain = _gain(value)
+        return (_placeholder(value) if gain and build else value), gain
     if depth >= _MAX_DEPTH:
         return value, 0
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         saved = 0
         for key, item in cast(dict[str, Any], value).items():
-            out[key], gain = _masked(item, depth + 1)
+            out[key], gain = _masked(item, build, depth + 1)
             saved += gain
         return out, saved
     if isinstance(value, list):
         items: list[Any] = []
         saved = 0
         for item in cast(list[Any], value):
-            new, gain = _masked(item, depth + 1)
+            new, gain = _masked(item, build, depth + 1)
             items.append(new)
             saved += gain
         return items, saved
@@ -86,26 +94,11 @@ def _parsed(arguments: str) -> dict[str, Any] | list[Any] | None:
 
 @lru_cache(maxsize=4096)
 def _chars_saved(arguments: str) -> int:
-    """Characters masking would remove from `arguments` at least (planning reads this for every old call, each
-    round, without building the placeholders: only the calls masked need their identifiers read)."""
+    """`_masked`'s count for `arguments`, remembered: planning reads it for every old call, each round."""
     if len(arguments) <= _LONG_VALUE_CHARS:
         return 0
     value = _parsed(arguments)
-    if value is None:
-        return 0
-    return max(0, _estimate(value))
-
-
-def _estimate(value: Any, depth: int = 0) -> int:
-    if isinstance(value, str):
-        return len(value) - _PLACEHOLDER_FRAME - _room(value) if len(value) > _LONG_VALUE_CHARS else 0
-    if depth >= _MAX_DEPTH:
-        return 0
-    if isinstance(value, dict):
-        return sum(_estimate(v, depth + 1) for v in cast(dict[str, Any], value).values())
-    if isinstance(value, list):
-        return sum(_estimate(v, depth + 1) for v in cast(list[Any], value))
-    return 0
+    return 0 if value is None else _masked(value, build=False)[1]
 
 
 def call_mask_saving(call: ToolCall) -> int:
@@ -122,7 +115,7 @@ def mask_call(call: ToolCall) -> ToolCall:
     value = _parsed(call.arguments)
     if value is None:
         return call
-    masked, saved = _masked(value)
+    masked, saved = _masked(value, build=True)
     if saved <= 0:
         return call
     return ToolCall(

@@ -7,9 +7,9 @@ unit, and snake_case and CamelCase names, wherever they appear in the text of me
 
 Not counted: the line numbers a file-reading tool prints in front of each line (``   123→`` in Claude Code's
 ``Read``, ``   123<TAB>`` from ``cat -n``). They are the gutter of a listing, not something the conversation named,
-and they were most of what was counted in agent logs: 463 of the 1,349 identifiers of one Claude Code session of
-the corpora and 225 of 1,233 of the other were such numbers and appeared nowhere else, so a retention figure
-mostly measured how many lines of old file listings were kept.
+and in agent logs they were a large part of what was counted: 463 of the 1,349 identifiers of one Claude Code
+session of the corpora and 225 of 1,233 of the other were such numbers and appeared nowhere else, so a retention
+figure there largely measured how many lines of old file listings were kept.
 """
 
 from __future__ import annotations
