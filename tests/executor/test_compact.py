@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from chainsum.chain import SUMMARIZATION_TOOL_NAME, SUMMARIZED_CONTENT_PREFIX, is_record_message, record_blocks
 from chainsum.errors import SummarizerError
-from chainsum.executor import CompactResult, compact, compact_sync
+from chainsum.executor import DEFAULT_CONCURRENCY, CompactResult, compact, compact_sync
 from chainsum.executor._compact import refill
 from chainsum.messages import Message, Text, ToolResult
 from chainsum.strategies import Mask, MaskStrategy, Plan, RatioStrategy, Summarize, SummarizePart, mask_result
@@ -65,6 +66,14 @@ def test_concurrency_bound_is_honoured(bound: int) -> None:
     )
     assert scripted.max_in_flight == bound
     assert result.summarizer_calls == 12
+
+
+def test_by_default_the_calls_of_a_long_map_step_run_sixteen_at_a_time() -> None:
+    messages = agent_history(21)
+    scripted = Scripted(yields=5)
+    result = compact_sync(messages, FixedPlan(pair_steps(20)), summarizer=scripted, counter=CharCounter())
+    assert scripted.max_in_flight == DEFAULT_CONCURRENCY == 16
+    assert result.summarizer_calls == 20
 
 
 def test_inputs_are_not_mutated() -> None:
@@ -294,6 +303,21 @@ def test_masks_not_needed_for_the_budget_are_undone_newest_first() -> None:
     assert budget - saving < result.tokens_after <= budget and result.fits
 
 
+def test_room_too_small_for_an_excerpt_widens_the_placeholder_with_more_identifiers() -> None:
+    counter = HeuristicCounter()
+    output = "\n".join(f'{{"order_id": "ORD-{k:05d}", "status": "shipped"}}' for k in range(60))
+    result = ToolResult(call_id="c1", name="orders", content=output)
+    original = Message(role="tool", parts=(result,))
+    masked = Message(role="tool", parts=(mask_result(result, None),))
+    room = 120  # tokens: below the 200 an excerpt needs
+    (widened,) = refill([masked], {id(masked): (masked, original)}, counter, room)
+    before = set(re.findall(r"ORD-\d{5}", masked.parts[0].text))
+    after = set(re.findall(r"ORD-\d{5}", widened.parts[0].text))
+    assert before < after and len(after) - len(before) >= 10
+    assert counter.count_message(masked) < counter.count_message(widened) <= counter.count_message(masked) + room
+    assert widened.parts[0].text.startswith(mask_result(result, None).text.split("; mentions: ")[0])
+
+
 def test_without_a_budget_nothing_is_given_back() -> None:
     messages = agent_history(4, output=2000)
     result_indexes = [i for i, m in enumerate(messages) if m.role == "tool"][:-1]
@@ -307,13 +331,15 @@ def test_without_a_budget_nothing_is_given_back() -> None:
 def test_refill_gives_back_at_a_larger_room_all_it_gave_back_at_a_smaller_one(
     sizes: list[int], room_a: int, room_b: int
 ) -> None:
-    """Masked outputs of these sizes (in words) given back at two rooms: what the smaller room restored whole is
-    restored whole at the larger one too, and neither goes over its room."""
+    """Masked outputs of these sizes (in words, every third with an order id) given back at two rooms: what the
+    smaller room restored whole is restored whole at the larger one too, and neither goes over its room (a
+    placeholder widened to list more ids included)."""
     counter = HeuristicCounter()
     messages: list[Message] = []
     undo: dict[int, tuple[Message, Message]] = {}
     for k, size in enumerate(sizes):
-        result = ToolResult(call_id=f"c{k}", name="read", content=f"output {k}: " + "word " * size)
+        content = f"output {k}: " + " ".join(f"word ORD-{k}-{j}" if j % 3 == 0 else "word" for j in range(size))
+        result = ToolResult(call_id=f"c{k}", name="read", content=content)
         original = Message(role="tool", parts=(result,))
         masked = Message(role="tool", parts=(mask_result(result, None),))
         undo[id(masked)] = (masked, original)

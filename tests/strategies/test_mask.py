@@ -6,7 +6,7 @@ import pytest
 
 from chainsum.executor import compact_sync
 from chainsum.messages import Message, Text, ToolResult
-from chainsum.strategies import MASK_PREFIX, Clip, Mask, MaskStrategy, PlanContext
+from chainsum.strategies import MASK_PREFIX, Clip, Mask, MaskStrategy, PlanContext, mask_result, widened_mask
 from strategies.strategies_support import CharCounter, agent_history, call, tool
 
 CTX = PlanContext(budget=None, counter=CharCounter())
@@ -122,3 +122,23 @@ def test_placeholder_of_a_small_result_stays_small() -> None:
     mentions = masked.text.split("; mentions: ", 1)[1].rstrip("]")
     assert mentions.startswith("src/module_0.py") and len(mentions) <= size // 2
     assert "src/module_15.py" not in mentions  # no room left in half the output
+
+
+def test_a_widened_placeholder_lists_more_identifiers_under_the_same_head() -> None:
+    output = ToolResult(call_id="c1", name="grep", content=" ".join(f"src/module_{k}.py" for k in range(40)))
+    masked = mask_result(output, None)
+    assert isinstance(masked.content, str)
+    head, listed = masked.content.split("; mentions: ")
+    widened = widened_mask(masked, output, 600)
+    assert widened is not None and isinstance(widened.content, str)
+    wider_head, wider_listed = widened.content.split("; mentions: ")
+    assert wider_head == head and wider_listed.startswith(listed.rstrip("]"))
+    assert len(wider_listed) > len(listed) and len(wider_listed) <= 600 + 1
+    assert widened.call_id == "c1" and widened.name == "grep"
+
+
+def test_a_placeholder_is_widened_only_when_that_lists_more() -> None:
+    output = ToolResult(call_id="c1", name="grep", content="ERR-1234 " + "plain words only " * 100)
+    masked = mask_result(output, None)
+    assert widened_mask(masked, output, 2000) is None  # every identifier is listed already
+    assert widened_mask(output, output, 2000) is None  # not a placeholder

@@ -6,6 +6,7 @@ repairing the result for the provider. `CompactResult` says what happened, inclu
 """
 
 from ._compact import (
+    DEFAULT_CONCURRENCY,
     DEFAULT_MAX_CHUNKS,
     DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS,
     check_budget,
@@ -17,6 +18,7 @@ from ._result import CompactResult, StepError
 from ._run import ProgressCallback
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_MAX_CHUNKS",
     "DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS",
     "CompactResult",

@@ -26,7 +26,7 @@ from ..errors import SummarizerError
 from ..formats import as_messages
 from ..messages import Message, ToolResult
 from ..rules import get_profile, repair, validate
-from ..strategies import Plan, PlanContext, Strategy, clip_result
+from ..strategies import Plan, PlanContext, Strategy, clip_result, widened_mask
 from ..summarize import SummarizerLike, parse_transcript_target
 from ..tokens import TokenCounter
 from ._apply import apply_plan
@@ -35,6 +35,7 @@ from ._result import CompactResult, StepError
 from ._run import ProgressCallback, SummarizerRun
 
 __all__ = [
+    "DEFAULT_CONCURRENCY",
     "DEFAULT_MAX_CHUNKS",
     "DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS",
     "check_budget",
@@ -50,6 +51,12 @@ DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 8000
 DEFAULT_MAX_CHUNKS = 32
 """Most chunks one summary is mapped over: a span longer than that many full calls is read as excerpts (each long
 message clipped to head and tail), so one summary costs a bounded number of calls however long the history."""
+
+DEFAULT_CONCURRENCY = 16
+"""Summarizer calls in flight at once. A long span is mapped over up to `DEFAULT_MAX_CHUNKS` calls that must all
+finish before the consolidation starts: at 8 at a time, the 28 map calls of a 14 MB session waited four rounds of
+model latency (1.0 of 1.6 s end to end at 0.2 s a call, ``bench/bench_compact.py``), at 16 two (1.2 s), with the
+same result. A provider's rate limit is the summarizer's to respect: the LLM summarizers wait what a 429 asks."""
 
 _DRY_RUN_SUMMARY = "[dry run: a summary of about this length would stand here]"
 """How the stand-in summaries of a dry run begin (followed by filler up to the planned length)."""
@@ -98,7 +105,7 @@ async def compact(
     budget: int | None = None,
     hard_limit: int | None = None,
     provider: str = "openai",
-    concurrency: int = 8,
+    concurrency: int = DEFAULT_CONCURRENCY,
     max_rounds: int = 6,
     max_summarizer_input_tokens: int = DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS,
     max_chunks: int = DEFAULT_MAX_CHUNKS,
@@ -273,10 +280,11 @@ def refill(
             out[i] = original
             room -= cost
             continue
-        if room >= _MIN_PARTIAL_TOKENS:
-            partial = _excerpt(original, edited_cost + room, counter)
-            if partial is not None:
-                out[i] = partial
+        partial = _excerpt(original, edited_cost + room, counter) if room >= _MIN_PARTIAL_TOKENS else None
+        if partial is None:
+            partial = _widened(out[i], original, edited_cost + room, counter)
+        if partial is not None:
+            out[i] = partial
         break
     return tuple(out)
 
@@ -284,6 +292,31 @@ def refill(
 _MIN_PARTIAL_TOKENS = 200
 """Room (tokens) below which `refill` gives no excerpt back: an excerpt shorter than this says little more than
 the mask's placeholder."""
+
+
+def _widened(edited: Message, original: Message, tokens: int, counter: TokenCounter) -> Message | None:
+    """`edited` (one masked tool result) with its placeholder listing more of `original`'s identifiers, so that it
+    costs at most `tokens`; None when it is no such message or nothing more fits (`widened_mask`)."""
+    if not (len(edited.parts) == len(original.parts) == 1 and isinstance(masked := edited.parts[0], ToolResult)):
+        return None
+    if not isinstance(part := original.parts[0], ToolResult):
+        return None
+    chars = len(masked.text) + (tokens - counter.count_message(edited)) * 3  # identifiers: about 3 characters a token
+    for _ in range(4):  # counts are estimates: shrink until it fits
+        widened = widened_mask(masked, part, chars - len(masked.text) + _mention_chars(masked.text))
+        if widened is None:
+            return None
+        candidate = edited.with_parts((widened,))
+        if counter.count_message(candidate) <= tokens:
+            return candidate
+        chars = len(masked.text) + (chars - len(masked.text)) * 3 // 4
+    return None
+
+
+def _mention_chars(placeholder: str) -> int:
+    """Characters of the identifier list in a mask placeholder (0 without one)."""
+    at = placeholder.rfind("; mentions: ")
+    return 0 if at < 0 else len(placeholder) - at - len("; mentions: ") - 1
 
 
 def _excerpt(message: Message, tokens: int, counter: TokenCounter) -> Message | None:

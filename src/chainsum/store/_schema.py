@@ -180,16 +180,21 @@ def snippet_of(text: str, words: Sequence[str], size: int = 16) -> str:
 def indexed_words(message: Message) -> frozenset[str]:
     """Every word of `message` that a search can match (lower-cased, from `searchable_text`): what an in-memory
     index keys a message by (`query_words` keeps only a query's first 64 words)."""
-    # Ten times faster than the regular expression over the whole text: split the UTF-8 bytes at every ASCII
-    # character that is not a word character ([a-z0-9_] once lower-cased); only the few pieces holding other
-    # characters (where Unicode decides what a word character is) go through the expression.
-    pieces = set(searchable_text(message).lower().encode("utf-8", "surrogatepass").translate(_ASCII_NON_WORD).split())
+    # Ten times faster than the regular expression over the whole text: every ASCII character that is not a word
+    # character ([a-z0-9_] once lower-cased) becomes a space in the UTF-8 bytes, and one split gives the words;
+    # only the few pieces holding other characters (where Unicode decides what a word character is) go through the
+    # expression.
+    spaced = searchable_text(message).lower().encode("utf-8", "surrogatepass").translate(_ASCII_NON_WORD)
+    text = spaced.decode("utf-8", "surrogatepass")
+    pieces = set(text.split())
+    if text.isascii():
+        return frozenset(pieces)
     words: set[str] = set()
     for piece in pieces:
         if piece.isascii():
-            words.add(piece.decode("ascii"))
+            words.add(piece)
         else:
-            words.update(_WORD.findall(piece.decode("utf-8", "surrogatepass")))
+            words.update(_WORD.findall(piece))
     return frozenset(words)
 
 

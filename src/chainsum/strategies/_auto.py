@@ -56,6 +56,9 @@ __all__ = ["AutoStrategy"]
 
 logger = logging.getLogger(__name__)
 
+_LEAST_TARGET_TOKENS = 30
+"""The shortest summary ever asked for (the extractive summarizer's floor, 100 characters, is about this)."""
+
 
 @dataclass(frozen=True, slots=True)
 class AutoStrategy:
@@ -283,7 +286,10 @@ class AutoStrategy:
             left = budget - fixed - sum(after[cut : lay.end]) - record - sum(after[k] for k in kept)
             left -= margin
             planned = record_cost(sum(expected[lay.start : cut])) - record
-            target = max(min(left, budget // 2 - record, planned), self.min_summary_tokens)
+            # Where the floor leaves less than the shortest usual summary, the summary is asked for what is left:
+            # asked for more, a summarizer that keeps to the length it is asked for lands over the budget.
+            shortest = min(self.min_summary_tokens, max(left, _LEAST_TARGET_TOKENS))
+            target = max(min(left, budget // 2 - record, planned), shortest)
             stretch = next((c for c in range(cut - 1, lay.start, -1) if cuts[c]), lay.start)
             room = left - target
             # an image or a file cannot be quoted: what the stretch has too little text to fill goes to the

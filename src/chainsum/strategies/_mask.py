@@ -45,6 +45,7 @@ __all__ = [
     "plan_group_clips",
     "plan_masks",
     "result_bytes",
+    "widened_mask",
 ]
 
 MASK_PREFIX = "[chainsum: tool output masked"
@@ -141,6 +142,27 @@ def masked_text(result: ToolResult, call: ToolCall | None) -> str:
 def _mentions(text: str, room: int) -> tuple[str, ...]:
     """`key_identifiers`, remembered: planning builds the placeholder of every small old result each round."""
     return tuple(key_identifiers(text, room))
+
+
+def widened_mask(masked: ToolResult, original: ToolResult, room: int) -> ToolResult | None:
+    """`masked` (the placeholder `mask_result` wrote for `original`) listing the identifiers of `original` within
+    `room` characters instead of its usual bound; None when that lists nothing more, or `masked` is not such a
+    placeholder. What `refill` gives back when a budget has room for more of what an output named, not for an
+    excerpt of it: else a larger budget that masked an output a smaller one had summarized lost the identifiers the
+    summary listed and the placeholder's bound left out."""
+    text = masked.content if isinstance(masked.content, str) else ""
+    marker = f" original={result_bytes(original)} bytes"
+    end = text.rfind(marker)  # mentions hold no spaces: the last match ends the head
+    if not text.startswith(MASK_PREFIX) or end < 0:
+        return None
+    head = text[: end + len(marker)]
+    kept = _mentions(_result_text(original), room)
+    widened = f"{head}; mentions: {', '.join(kept)}]" if kept else f"{head}]"
+    if len(widened) <= len(text):
+        return None
+    return ToolResult(
+        call_id=masked.call_id, name=masked.name, content=widened, is_error=masked.is_error, extras=masked.extras
+    )
 
 
 def mask_result(result: ToolResult, call: ToolCall | None) -> ToolResult:

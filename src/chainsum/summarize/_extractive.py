@@ -256,12 +256,25 @@ def key_identifiers(text: str, max_chars: int, *, max_item_chars: int = 80) -> l
 _COUNTER = HeuristicCounter()
 """Counts a summary's tokens against the length a transcript asked for (stateless; its cache is bounded)."""
 _LEFT_OUT_CHARS = 40
+_LEFT_OUT_SUFFIX = " more items left out for length)"
+_MIN_ITEM_CHARS = 7
+"""The least an item costs in a summary (`_cost` of a two-character one)."""
 _SAMPLE_HEAD = 3_000
 _SAMPLE_TAIL = 1_000
 
 
 def _header(extraction: Extraction) -> str:
     return f"State snapshot (extractive) of {extraction.messages} message(s)."
+
+
+def _ranked(items: Sequence[Item], name: Section) -> list[Item]:
+    """A section's items, best first: identifiers by weight and recency, the first request (it states the task)
+    and then the requests that state facts, other sections' repeated and recent items."""
+    if name == "identifiers":
+        return sorted(items, key=lambda i: (-i.weight, -i.last, -len(i.text), i.first))
+    if name == "requests":
+        return sorted(items, key=lambda i: (i.first != 0, i.weight < 2, i.count < 2, -i.last))
+    return sorted(items, key=lambda i: (i.count < 2, -i.last, -i.count, -len(i.text), i.first))
 
 
 def _cost(item: Item) -> int:
@@ -496,13 +509,23 @@ class ExtractiveSummarizer:
         text = self.format(extraction, limit=limit)
         # 3.5 characters a token holds for prose; a list of short identifiers (ids, dates, codes) has more tokens a
         # character, and the summary came out longer than asked, so the plan that counted on it missed its budget.
-        # Measured with the default counter's estimate, the limit is narrowed to what was asked (twice at most).
-        for _ in range(2):
+        # Measured with the default counter's estimate, the limit is narrowed to what was asked (four times at most).
+        for _ in range(4):
             tokens = _COUNTER.count_text(text)
             if tokens <= target or limit <= floor:
                 break
-            limit = max(floor, limit * target // tokens)
+            limit = max(floor, min(limit * target // tokens, limit - limit // 32))  # items are whole: 3 % at least
             text = self.format(extraction, limit=limit)
+        # Prose has more characters a token: a summary well under the length asked for is widened (the plan
+        # counted on that length, and what it leaves empty is lost), as long as it stays within it.
+        for _ in range(2):
+            tokens = _COUNTER.count_text(text)
+            if tokens > target * 0.9 or not text.endswith(_LEFT_OUT_SUFFIX):
+                break
+            wider = self.format(extraction, limit=limit * target // max(1, tokens))
+            if _COUNTER.count_text(wider) > target:
+                break
+            limit, text = limit * target // max(1, tokens), wider
         return text
 
     @property
@@ -538,21 +561,15 @@ class ExtractiveSummarizer:
             allowance[name] = min(needs[name], max(fair, 0))
             left -= allowance[name]
             share_left -= self.shares.get(name, 0.0)
-        chosen: dict[Section, tuple[list[Item], int]] = {}
+        ranked = {name: _ranked(extraction.sections[name], name) for name in present}
+        kept: dict[Section, list[Item]] = {}
+        taken: set[int] = set()  # ids of the ranked items kept, whole or shortened
+        spare = left
         for name in present:
-            if name == "identifiers":
-                ranked = sorted(extraction.sections[name], key=lambda i: (-i.weight, -i.last, -len(i.text), i.first))
-            elif name == "requests":  # the first request states the task: it goes first, then those stating facts
-                ranked = sorted(
-                    extraction.sections[name], key=lambda i: (i.first != 0, i.weight < 2, i.count < 2, -i.last)
-                )
-            else:
-                ranked = sorted(
-                    extraction.sections[name], key=lambda i: (i.count < 2, -i.last, -i.count, -len(i.text), i.first)
-                )
             keep: list[Item] = []
             used = 0
-            for item in ranked:
+            for original in ranked[name]:
+                item = original
                 cost = _cost(item)
                 if used + cost > allowance[name]:
                     room = allowance[name] - used - 8
@@ -563,10 +580,31 @@ class ExtractiveSummarizer:
                 if name == "identifiers" and any(item.text in other.text for other in keep):
                     continue  # "file.py" adds nothing next to "src/file.py"
                 keep.append(item)
+                taken.add(id(original))
                 used += cost
+            kept[name] = keep
+            spare += allowance[name] - used + (0 if keep else len(_TITLES[name]) + 2)
+        # What a section's allowance could not hold (its next item was longer than the rest) goes to the items the
+        # others left out, identifiers first: else a short summary came out a third under the length it was asked
+        # for while it listed "n more items left out".
+        for name in sorted(present, key=lambda n: n != "identifiers"):
+            keep = kept[name]
+            for item in ranked[name]:
+                if spare < _MIN_ITEM_CHARS:
+                    break
+                cost = _cost(item) + (0 if keep else len(_TITLES[name]) + 2)
+                if cost > spare or id(item) in taken:
+                    continue
+                if name == "identifiers" and any(item.text in other.text for other in keep):
+                    continue
+                keep.append(item)
+                spare -= cost
+        chosen: dict[Section, tuple[list[Item], int]] = {}
+        for name in present:
+            keep = kept[name]
             if name != "identifiers":
                 keep.sort(key=lambda i: (i.first, i.last))
-            chosen[name] = (keep, len(ranked) - len(keep))
+            chosen[name] = (keep, len(ranked[name]) - len(keep))
         return chosen
 
     def format(self, extraction: Extraction, *, limit: int | None = None) -> str:
@@ -583,7 +621,7 @@ class ExtractiveSummarizer:
             else:
                 lines += ["- " + item.text + (f" (x{item.count})" if item.count > 1 else "") for item in items]
         if left_out:
-            lines += ["", f"({left_out} more items left out for length)"]
+            lines += ["", f"({left_out}{_LEFT_OUT_SUFFIX}"]
         if len(lines) == 1:
             lines.append("No text content.")
         text = "\n".join(lines)
