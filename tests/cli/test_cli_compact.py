@@ -228,7 +228,7 @@ def test_a_claude_code_log_is_compacted_into_anthropic_json(tmp_path: Path) -> N
 
 def test_no_progress_bar_when_standard_error_is_not_a_terminal(tmp_path: Path) -> None:
     """Piped or captured, standard error holds the one summary line: no bar, no escape codes, no blank lines."""
-    code, out, err = run("compact", EXAMPLE, "--budget", "900", "--strategy", "ratio", "-o", str(tmp_path / "o.json"))
+    code, out, err = run("compact", EXAMPLE, "--budget", "950", "--strategy", "ratio", "-o", str(tmp_path / "o.json"))
     assert code == 0 and out == ""
     assert err.splitlines() == [err.strip()]
     assert err.startswith("tokens 2801 -> ") and "3 summarizer call(s)" in err
@@ -271,7 +271,7 @@ def test_on_a_terminal_the_bar_counts_calls_against_the_planned_total(tmp_path: 
     primary, secondary = pty.openpty()
     env = {**os.environ, "COLUMNS": "160", "TERM": "xterm"}
     env.pop("FORCE_COLOR", None)
-    args = ["compact", EXAMPLE, "--budget", "900", "--strategy", "ratio", "-o", str(tmp_path / "o.json")]
+    args = ["compact", EXAMPLE, "--budget", "950", "--strategy", "ratio", "-o", str(tmp_path / "o.json")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "chainsum", *args],
         stdin=subprocess.DEVNULL,

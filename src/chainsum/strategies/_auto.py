@@ -262,19 +262,23 @@ class AutoStrategy:
         )
         if back is not None:
             cut, clips, after = back
-        reason = f"messages {lay.start}..{cut - 1}: the oldest not yet summarized, into one record block"
-        steps, target = record_steps(
-            messages,
-            lay,
-            cut,
-            counter=ctx.counter,
-            block_budget=block_budget,
-            min_block=self.min_block_tokens,
-            max_depth=ctx.max_depth,
-            reason=reason,
-            span_tokens=sum(span_sizes[lay.start : cut]),
-            expected_ratio=self.expected_ratio,
-        )
+
+        def build(cut: int) -> tuple[list[Step], int]:
+            reason = f"messages {lay.start}..{cut - 1}: the oldest not yet summarized, into one record block"
+            return record_steps(
+                messages,
+                lay,
+                cut,
+                counter=ctx.counter,
+                block_budget=block_budget,
+                min_block=self.min_block_tokens,
+                max_depth=ctx.max_depth,
+                reason=reason,
+                span_tokens=sum(span_sizes[lay.start : cut]),
+                expected_ratio=self.expected_ratio,
+            )
+
+        steps, target = build(cut)
         last = steps[-1]
         kept = last.keep if isinstance(last, Summarize) else ()
         if isinstance(last, Summarize) and last.start == lay.start and len(steps) == 1:
@@ -283,21 +287,48 @@ class AutoStrategy:
             # right before the cut, so the result lands near the budget while the summary's length depends on the
             # budget only (`Summarize.excerpt_from`).
             record = existing + BLOCK_OVERHEAD_TOKENS
-            left = budget - fixed - sum(after[cut : lay.end]) - record - sum(after[k] for k in kept)
-            left -= margin
-            planned = record_cost(sum(expected[lay.start : cut])) - record
-            # Where the floor leaves less than the shortest usual summary, the summary is asked for what is left:
-            # asked for more, a summarizer that keeps to the length it is asked for lands over the budget.
-            shortest = min(self.min_summary_tokens, max(left, _LEAST_TARGET_TOKENS))
-            target = max(min(left, budget // 2 - record, planned), shortest)
-            stretch = next((c for c in range(cut - 1, lay.start, -1) if cuts[c]), lay.start)
+
+            def room_at(cut: int, kept: Sequence[int]) -> int:
+                return budget - fixed - sum(after[cut : lay.end]) - record - sum(after[k] for k in kept) - margin
+
+            left = room_at(cut, kept)
+            # the summary's planned length: the expected summary of the whole region (the floor) within the
+            # blocks' share and half the budget, and at least the shortest usual summary; it does not depend on
+            # the cut, and grows with the budget
+            planned = min(record_cost(sum(expected[lay.start : cut])) - record, budget // 2 - record)
+            planned = max(planned, self.min_summary_tokens)
+            if left < planned and not clips:
+                # Where no cut leaves the planned length (a floor close to the budget), the summary is asked for what
+                # summarizing up to the highest cut leaves, and the cut moves forward until it leaves that much: a
+                # length taken from the chosen cut shrank as a larger budget kept one more message verbatim, and
+                # the summary listed fewer of the span's identifiers.
+                want = max(min(planned, room_at(highest, ())), _LEAST_TARGET_TOKENS)
+                later = cut
+                while left < want and later < highest:
+                    later = next((c for c in range(later + 1, highest + 1) if c == highest or cuts[c]), highest)
+                    moved, _ = build(later)
+                    moved_last = moved[-1]
+                    if not (isinstance(moved_last, Summarize) and len(moved) == 1):
+                        break
+                    if room_at(later, moved_last.keep) >= want:
+                        cut, steps, last, kept = later, moved, moved_last, moved_last.keep
+                        left = room_at(later, kept)
+                planned = want
+            target = max(min(left, planned), _LEAST_TARGET_TOKENS)
             room = left - target
-            # an image or a file cannot be quoted: what the stretch has too little text to fill goes to the
-            # summary after all, so the budget is still filled
-            quotable = sum(
-                ctx.counter.count_text(messages[i].text) if _has_media(messages[i]) else after[i]
-                for i in range(stretch, cut)
-            )
+            # The excerpt quotes the stretch of messages before the cut, and reaches further back while the room is
+            # more than that stretch holds (a short tool step): handing that room to the summary made its length
+            # depend on the cut again. An image or a file cannot be quoted: what no stretch back to the start can
+            # fill goes to the summary after all, so the budget is still filled.
+            stretch, quotable = cut, 0
+            while stretch > lay.start and (stretch == cut or quotable < room):
+                earlier = next((c for c in range(stretch - 1, lay.start, -1) if cuts[c]), lay.start)
+                quotable += sum(
+                    ctx.counter.count_text(messages[i].text) if _has_media(messages[i]) else after[i]
+                    for i in range(earlier, stretch)
+                    if i not in kept
+                )
+                stretch = earlier
             if room > quotable:
                 target = min(target + room - quotable, max(target, budget // 2 - record))
                 room = left - target

@@ -11,7 +11,9 @@ path, command and measured number the decisions rest on. So this summarizer is a
 - every identifier it can find: paths, URLs, emails, function/class/constant names, ids, hashes, error codes,
   versions, numbers with units, quoted names.
 
-Over budget, repeated items come first, then the most recent; narrative sections are printed in conversation order.
+Over budget, the identifiers come first (`ExtractiveSummarizer.identifier_share`), as a prefix of their ranking, so
+a longer summary lists every identifier a shorter one did; repeated items come first, then the most recent;
+narrative sections are printed in conversation order. A length asked for is measured with the default counter.
 Linear time: every line is cut into windows of bounded size before pattern matching, and every pattern has bounded
 quantifiers, so the work per character is bounded. `Extraction.scanned` counts the characters matched over, which
 the tests use to check linearity without timing anything.
@@ -23,8 +25,9 @@ section by section, so identifiers survive every level of map-reduce.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
@@ -49,7 +52,6 @@ _SHARES: dict[Section, float] = {
     "decisions": 0.27,
     "actions": 0.13,
     "errors": 0.13,
-    "identifiers": 0.27,
 }
 
 _COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
@@ -206,18 +208,6 @@ class _Collector:
         return Extraction(messages=messages, sections=sections, scanned=self.scanned)
 
 
-def _shortened(text: str, room: int) -> str:
-    """`text` cut to about `room` characters, keeping in brackets the identifiers of the part cut off (an order id
-    at the end of a long request is what the user will ask about again) when there is room for them."""
-    rest = key_identifiers(text[room // 2 :], max(0, room // 3))
-    found = [i for i in rest if i not in text[: room // 2]]
-    suffix = f" [{', '.join(found)}]" if found else ""
-    head = room - len(suffix) - 3
-    if head < 20:
-        suffix, head = "", room - 3
-    return text[:head].rstrip() + "..." + suffix
-
-
 def key_identifiers(text: str, max_chars: int, *, max_item_chars: int = 80) -> list[str]:
     """The identifiers of `text` worth keeping when the text itself goes (a masked tool result), within
     `max_chars` in all (joined by ", ").
@@ -257,8 +247,8 @@ _COUNTER = HeuristicCounter()
 """Counts a summary's tokens against the length a transcript asked for (stateless; its cache is bounded)."""
 _LEFT_OUT_CHARS = 40
 _LEFT_OUT_SUFFIX = " more items left out for length)"
-_MIN_ITEM_CHARS = 7
-"""The least an item costs in a summary (`_cost` of a two-character one)."""
+_MIN_SHORTENED = 40
+"""Characters below which an item is not shortened to fit: it would say too little."""
 _SAMPLE_HEAD = 3_000
 _SAMPLE_TAIL = 1_000
 
@@ -270,11 +260,70 @@ def _header(extraction: Extraction) -> str:
 def _ranked(items: Sequence[Item], name: Section) -> list[Item]:
     """A section's items, best first: identifiers by weight and recency, the first request (it states the task)
     and then the requests that state facts, other sections' repeated and recent items."""
-    if name == "identifiers":
-        return sorted(items, key=lambda i: (-i.weight, -i.last, -len(i.text), i.first))
+    if name == "identifiers":  # a long one (a URL, a quoted phrase) last: it would end the list early (`select`)
+        return sorted(items, key=lambda i: (len(i.text) > _LONG_IDENTIFIER, -i.weight, -i.last, -len(i.text), i.first))
     if name == "requests":
         return sorted(items, key=lambda i: (i.first != 0, i.weight < 2, i.count < 2, -i.last))
     return sorted(items, key=lambda i: (i.count < 2, -i.last, -i.count, -len(i.text), i.first))
+
+
+def _identifier_prefix(ranked: Sequence[Item], room: int) -> list[Item]:
+    """The identifiers listed in `room` characters: a prefix of the ranking (one contained in a listed one skipped:
+    "file.py" adds nothing next to "src/file.py"), ending at the first that does not fit, so a larger room lists
+    all that a smaller one did."""
+    keep: list[Item] = []
+    used = 0
+    for item in ranked:
+        if any(item.text in other.text for other in keep):
+            continue
+        if used + _cost(item) > room:
+            break
+        keep.append(item)
+        used += _cost(item)
+    return keep
+
+
+def _render(extraction: Extraction, chosen: Mapping[Section, tuple[Sequence[Item], int]]) -> str:
+    """The summary's text: the header, one section per kind of item, and how many items were left out."""
+    lines = [_header(extraction)]
+    left_out = 0
+    for name in SECTIONS:
+        if name not in chosen:
+            continue
+        items, dropped = chosen[name]
+        left_out += dropped
+        if not items:  # a title with only "n more left out" under it spends the budget on nothing
+            continue
+        lines += ["", _TITLES[name]]
+        if name == "identifiers":
+            lines += ["- " + item.text for item in items]
+        else:
+            lines += ["- " + item.text + (f" (x{item.count})" if item.count > 1 else "") for item in items]
+    if left_out:
+        lines += ["", f"({left_out}{_LEFT_OUT_SUFFIX}"]
+    if len(lines) == 1:
+        lines.append("No text content.")
+    return "\n".join(lines)
+
+
+def _all_ranked(extraction: Extraction) -> dict[Section, list[Item]]:
+    return {name: _ranked(extraction.sections[name], name) for name in SECTIONS}
+
+
+_LADDER_RATIO = 1.04
+_PROSE_BASE = 40
+"""The smallest room the other sections are given beside the identifiers (the shortest item worth writing)."""
+_LONG_IDENTIFIER = 60
+
+
+def _ladder(base: int, step: int) -> int:
+    """The `step`-th character limit of the ladder `summarize_text` searches (`base` times 1.04 to the `step`)."""
+    return int(base * _LADDER_RATIO**step)
+
+
+def _ladder_steps(base: int, top: int) -> int:
+    """The first step of the ladder at or above `top`."""
+    return max(0, math.ceil(math.log(max(top, base) / base, _LADDER_RATIO)))
 
 
 def _cost(item: Item) -> int:
@@ -425,8 +474,13 @@ class ExtractiveSummarizer:
     min_chars: int = 300
     max_item_chars: int = 240
     """Longer requests, sentences and errors are shortened to this (identifiers are never cut below it)."""
+    identifier_share: float = 0.5
+    """Share of the budget the identifiers get at least (all the others do not need, when more): paths, ids, dates
+    and codes are what a conversation comes back to, and their room grows with the budget whatever the prose takes
+    (see `select`)."""
     shares: dict[Section, float] = field(default_factory=lambda: dict(_SHARES), hash=False)
-    """How the budget is split between sections; what a section does not use goes to the others."""
+    """How the rest of the budget is split between the other sections; what a section does not use goes to the
+    others."""
     local: bool = field(default=True, init=False)
     """Runs here, deterministically, with no model: a dry run may run it (`chainsum.executor.compact`)."""
 
@@ -435,6 +489,8 @@ class ExtractiveSummarizer:
             raise ValueError("budget too small for a summary: max_chars >= 200 and max_tokens >= 50")
         if not 0.0 < self.ratio <= 1.0 or not 0.0 < self.asked_ratio <= 1.0 or self.min_chars < 100:
             raise ValueError("ratio and asked_ratio must be in (0, 1] and min_chars >= 100")
+        if not 0.0 <= self.identifier_share <= 1.0:
+            raise ValueError("identifier_share must be in [0, 1]")
 
     async def __call__(self, transcript: str) -> str:
         return self.summarize_text(transcript)
@@ -454,9 +510,13 @@ class ExtractiveSummarizer:
     def extract(self, transcript: str) -> Extraction:
         """Parse the transcript's blocks and collect items per section (no budget applied)."""
         parsed = parse_transcript(transcript)
+        # The context case shows the user messages around the span only so the summary knows what was asked (its
+        # instructions say not to summarize them): they stay in the history, and listing them again spent the
+        # summary's room on what is kept verbatim.
+        blocks = [b for b in parsed.blocks if not (parsed.kind == "context" and b.section == "context")]
         out = _Collector(self.max_item_chars)
         where = 0
-        for block in parsed.blocks:
+        for block in blocks:
             lines = list(_lines(block.body))
             tool = block.role == "tool"
             source = "tool" if tool else block.role
@@ -491,11 +551,11 @@ class ExtractiveSummarizer:
         # A partial summary being consolidated stands for the messages its header counts, not for one.
         stood_for = sum(
             int(m.group(1)) if b.role == "summary" and (m := _HEADER_COUNT.search(b.body, 0, 200)) else 1
-            for b in parsed.blocks
+            for b in blocks
         )
         result = out.result(stood_for)
         # Earlier summaries being consolidated do not count: a consolidation is not asked to shrink by `ratio`.
-        return replace(result, content_chars=sum(len(b.body) for b in parsed.blocks if b.role != "summary"))
+        return replace(result, content_chars=sum(len(b.body) for b in blocks if b.role != "summary"))
 
     def summarize_text(self, transcript: str) -> str:
         """The summary of a transcript (any text works; a chainsum transcript works best). A transcript asking for
@@ -504,29 +564,55 @@ class ExtractiveSummarizer:
         target = parse_transcript_target(transcript)
         if target is None:
             return self.format(extraction)
-        floor = self.min_chars // 3
-        limit = max(floor, target * 7 // 2)
-        text = self.format(extraction, limit=limit)
-        # 3.5 characters a token holds for prose; a list of short identifiers (ids, dates, codes) has more tokens a
-        # character, and the summary came out longer than asked, so the plan that counted on it missed its budget.
-        # Measured with the default counter's estimate, the limit is narrowed to what was asked (four times at most).
-        for _ in range(4):
-            tokens = _COUNTER.count_text(text)
-            if tokens <= target or limit <= floor:
-                break
-            limit = max(floor, min(limit * target // tokens, limit - limit // 32))  # items are whole: 3 % at least
-            text = self.format(extraction, limit=limit)
-        # Prose has more characters a token: a summary well under the length asked for is widened (the plan
-        # counted on that length, and what it leaves empty is lost), as long as it stays within it.
-        for _ in range(2):
-            tokens = _COUNTER.count_text(text)
-            if tokens > target * 0.9 or not text.endswith(_LEFT_OUT_SUFFIX):
-                break
-            wider = self.format(extraction, limit=limit * target // max(1, tokens))
-            if _COUNTER.count_text(wider) > target:
-                break
-            limit, text = limit * target // max(1, tokens), wider
-        return text
+        return self._fit(extraction, target)
+
+    def _fit(self, extraction: Extraction, target: int) -> str:
+        """The summary asked for `target` tokens (by the default counter's estimate: characters a token differ,
+        3.5 for prose and fewer for a list of ids, dates and codes, so lengths are measured, not assumed).
+
+        The identifiers come first, in tokens: `identifier_share` of what the header leaves, or all that the other
+        sections' items do not need, as a prefix of their ranking. So a larger target lists all that a smaller one
+        did, whatever the prose around them does; a summary of a shorter span (a larger budget keeps more of the
+        conversation verbatim) lists its identifiers at least as far down. The other sections then take the longest
+        of one fixed ladder of character rooms (4 % apart) that fits beside them."""
+        count = _COUNTER.count_text
+        ranked = _all_ranked(extraction)
+        present: list[Section] = [n for n in SECTIONS if ranked[n]]
+        others: list[Section] = [n for n in present if n != "identifiers"]
+        cap = self.budget_for(extraction, limit=max(target * 6, self.min_chars))  # at most asked_ratio of the content
+        nothing: dict[Section, tuple[Sequence[Item], int]] = {n: ((), len(ranked[n])) for n in present}
+        fixed = count(_render(extraction, nothing))
+        room = max(0, target - fixed)
+        prose_need = count(_render(extraction, {**nothing, **self._prose(ranked, others, 10**9)})) - fixed
+        ids_tokens = min(room, max(int(room * self.identifier_share), room - prose_need))
+        listed = _identifier_prefix(ranked["identifiers"], 10**9)
+
+        def with_ids(n: int) -> dict[Section, tuple[Sequence[Item], int]]:
+            return {**nothing, "identifiers": (listed[:n], len(ranked["identifiers"]) - n)}
+
+        low, high = 0, len(listed)  # the most identifiers within their tokens: a prefix, found by bisection
+        while low < high:
+            middle = (low + high + 1) // 2
+            text = _render(extraction, with_ids(middle))
+            if count(text) - fixed <= ids_tokens and len(text) <= cap:
+                low = middle
+            else:
+                high = middle - 1
+        chosen = with_ids(low)
+        best = _render(extraction, chosen)
+        if not others:
+            return best
+        top = _ladder_steps(_PROSE_BASE, cap)
+        low, high = -1, top  # the longest prose that fits: the rungs up to `low` fit, those above `high` do not
+        texts: dict[int, str] = {}
+        while low < high:
+            middle = (low + high + 1) // 2
+            texts[middle] = _render(extraction, {**chosen, **self._prose(ranked, others, _ladder(_PROSE_BASE, middle))})
+            if count(texts[middle]) <= target and len(texts[middle]) <= cap:
+                low = middle
+            else:
+                high = middle - 1
+        return texts[low] if low >= 0 else best
 
     @property
     def budget(self) -> int:
@@ -543,87 +629,78 @@ class ExtractiveSummarizer:
         share = self.ratio if limit is None else max(self.ratio, self.asked_ratio)
         return min(budget, max(self.min_chars, int(extraction.content_chars * share)))
 
-    def select(self, extraction: Extraction, *, limit: int | None = None) -> dict[Section, tuple[list[Item], int]]:
-        """The items each section keeps within the budget, and how many it leaves out."""
+    def select(
+        self,
+        extraction: Extraction,
+        *,
+        limit: int | None = None,
+        ranked: Mapping[Section, Sequence[Item]] | None = None,
+    ) -> dict[Section, tuple[list[Item], int]]:
+        """The items each section keeps within the budget, and how many it leaves out.
+
+        Every section keeps a prefix of its ranking that grows with the budget, so a longer summary of the same span
+        never lists less (`summarize_text` searches the longest within the length asked for): the identifiers get
+        `identifier_share` of the budget, or all that the other sections do not need, and their list ends at the
+        first that does not fit; the other sections share the rest (water-filling by `shares`: small sections take
+        what they need), and the item that does not fit is cut to the room left (so a section grows smoothly as the
+        room does). What a section leaves unused is not handed to another: that made items come and go as the
+        budget grew. `ranked` is `_all_ranked(extraction)`, when the caller has it."""
+        ranked = ranked if ranked is not None else _all_ranked(extraction)
         # the header line (its real length) and one "(n more items left out for length)" line
         budget = self.budget_for(extraction, limit=limit) - len(_header(extraction)) - 2 - _LEFT_OUT_CHARS
-        needs: dict[Section, int] = {}
-        for name in SECTIONS:
-            needs[name] = sum(_cost(i) for i in extraction.sections[name])
-        present: list[Section] = [n for n in SECTIONS if needs[n]]
-        total_share = sum(self.shares.get(n, 0.0) for n in present) or 1.0
+        present: list[Section] = [n for n in SECTIONS if ranked[n]]
+        needs = {n: sum(_cost(i) for i in ranked[n]) + len(_TITLES[n]) + 2 for n in present}
+        others: list[Section] = [n for n in present if n != "identifiers"]
+        ids_room = 0
+        if "identifiers" in needs:
+            wanted = max(int(budget * self.identifier_share), budget - sum(needs[n] for n in others))
+            ids_room = max(0, min(needs["identifiers"], wanted))
+        chosen: dict[Section, tuple[list[Item], int]] = {}
+        if "identifiers" in needs:
+            keep = _identifier_prefix(ranked["identifiers"], ids_room - len(_TITLES["identifiers"]) - 2)
+            chosen["identifiers"] = (keep, len(ranked["identifiers"]) - len(keep))
+        chosen.update(self._prose(ranked, others, budget - ids_room))
+        return {name: chosen[name] for name in present}
+
+    def _prose(
+        self, ranked: Mapping[Section, Sequence[Item]], others: Sequence[Section], room: int
+    ) -> dict[Section, tuple[list[Item], int]]:
+        """The items of the sections other than the identifiers within `room` characters: water-filling by
+        `shares` (small sections take what they need), each a prefix of its ranking whose next item is cut to the
+        room left, so a section grows smoothly as the room does."""
+        needs = {n: sum(_cost(i) for i in ranked[n]) + len(_TITLES[n]) + 2 for n in others}
+        left = room
         allowance: dict[Section, int] = {}
-        left = budget - sum(len(_TITLES[n]) + 2 for n in present)  # a title, its newline and the blank line before
-        pending: list[Section] = sorted(present, key=lambda n: (needs[n], SECTIONS.index(n)))
-        share_left = total_share
-        for name in pending:  # water-filling: small sections take what they need, the rest is shared
+        share_left = sum(self.shares.get(n, 0.0) for n in others)
+        for name in sorted(others, key=lambda n: (needs[n], SECTIONS.index(n))):  # water-filling
             fair = int(left * (self.shares.get(name, 0.0) / share_left)) if share_left > 0 else 0
             allowance[name] = min(needs[name], max(fair, 0))
             left -= allowance[name]
             share_left -= self.shares.get(name, 0.0)
-        ranked = {name: _ranked(extraction.sections[name], name) for name in present}
-        kept: dict[Section, list[Item]] = {}
-        taken: set[int] = set()  # ids of the ranked items kept, whole or shortened
-        spare = left
-        for name in present:
-            keep: list[Item] = []
-            used = 0
-            for original in ranked[name]:
-                item = original
-                cost = _cost(item)
-                if used + cost > allowance[name]:
-                    room = allowance[name] - used - 8
-                    if keep or name == "identifiers" or room < 40:
-                        continue
-                    item = replace(item, text=_shortened(item.text, room))  # the section's best, shortened
-                    cost = _cost(item)
-                if name == "identifiers" and any(item.text in other.text for other in keep):
-                    continue  # "file.py" adds nothing next to "src/file.py"
-                keep.append(item)
-                taken.add(id(original))
-                used += cost
-            kept[name] = keep
-            spare += allowance[name] - used + (0 if keep else len(_TITLES[name]) + 2)
-        # What a section's allowance could not hold (its next item was longer than the rest) goes to the items the
-        # others left out, identifiers first: else a short summary came out a third under the length it was asked
-        # for while it listed "n more items left out".
-        for name in sorted(present, key=lambda n: n != "identifiers"):
-            keep = kept[name]
-            for item in ranked[name]:
-                if spare < _MIN_ITEM_CHARS:
-                    break
-                cost = _cost(item) + (0 if keep else len(_TITLES[name]) + 2)
-                if cost > spare or id(item) in taken:
-                    continue
-                if name == "identifiers" and any(item.text in other.text for other in keep):
-                    continue
-                keep.append(item)
-                spare -= cost
         chosen: dict[Section, tuple[list[Item], int]] = {}
-        for name in present:
-            keep = kept[name]
-            if name != "identifiers":
-                keep.sort(key=lambda i: (i.first, i.last))
+        for name in others:
+            keep: list[Item] = []
+            used = len(_TITLES[name]) + 2
+            for item in ranked[name]:
+                if used + _cost(item) > allowance[name]:
+                    room_left = allowance[name] - used - 8
+                    if room_left >= _MIN_SHORTENED:  # the next item, cut to the room left: it grows with the room
+                        keep.append(replace(item, text=item.text[: room_left - 3].rstrip() + "..."))
+                    break
+                keep.append(item)
+                used += _cost(item)
+            keep.sort(key=lambda i: (i.first, i.last))
             chosen[name] = (keep, len(ranked[name]) - len(keep))
         return chosen
 
-    def format(self, extraction: Extraction, *, limit: int | None = None) -> str:
+    def format(
+        self,
+        extraction: Extraction,
+        *,
+        limit: int | None = None,
+        ranked: Mapping[Section, Sequence[Item]] | None = None,
+    ) -> str:
         """Plain text with one section per kind of item, within the budget (and within `limit` characters)."""
-        lines = [_header(extraction)]
-        left_out = 0
-        for name, (items, dropped) in self.select(extraction, limit=limit).items():
-            left_out += dropped
-            if not items:  # a title with only "n more left out" under it spends the budget on nothing
-                continue
-            lines += ["", _TITLES[name]]
-            if name == "identifiers":
-                lines += ["- " + item.text for item in items]
-            else:
-                lines += ["- " + item.text + (f" (x{item.count})" if item.count > 1 else "") for item in items]
-        if left_out:
-            lines += ["", f"({left_out}{_LEFT_OUT_SUFFIX}"]
-        if len(lines) == 1:
-            lines.append("No text content.")
-        text = "\n".join(lines)
+        text = _render(extraction, self.select(extraction, limit=limit, ranked=ranked))
         budget = self.budget_for(extraction, limit=limit)
         return text if len(text) <= budget else text[: budget - 3] + "..."
