@@ -350,3 +350,21 @@ def test_a_longer_summary_of_the_same_span_lists_every_identifier_a_shorter_one_
 
     shorter, longer = listed(target), listed(target + more)
     assert longer[: len(shorter)] == shorter
+
+
+def test_a_consolidation_asked_for_more_than_its_partial_summaries_hold_still_shrinks_them() -> None:
+    """Three partial summaries of a Claude Code session merged with a target above their size: the merge came out as
+    long as its input, and the manager rejected it (``too_long``) and kept the originals: a 64K-window replay of the
+    corpus lost its only summary. A summary takes at most `asked_ratio` of what it read, in tokens."""
+    summarizer = ExtractiveSummarizer()
+    partials = [
+        "State snapshot (extractive) of 30 message(s).\n\nIdentifiers:\n"
+        + "\n".join(f"- src/part_{k}/module_{j}.py" for j in range(60))
+        for k in range(3)
+    ]
+    transcript = render_consolidation(partials, target_tokens=10_000)
+    counter = HeuristicCounter()
+    read = counter.count_text("\n".join(partials))
+    merged = summarizer.summarize_text(transcript)
+    assert counter.count_text(merged) <= 0.9 * read
+    assert "src/part_2/module_0.py" in merged

@@ -156,6 +156,8 @@ class Extraction:
     """Characters the patterns were run over (an operation count: bounded by a small multiple of the input)."""
     content_chars: int = 0
     """Characters of message content in the transcript (instructions and delimiters excluded)."""
+    read_tokens: int = 0
+    """Tokens of every block read, summaries being consolidated included (the default counter's estimate)."""
 
 
 class _Collector:
@@ -555,7 +557,11 @@ class ExtractiveSummarizer:
         )
         result = out.result(stood_for)
         # Earlier summaries being consolidated do not count: a consolidation is not asked to shrink by `ratio`.
-        return replace(result, content_chars=sum(len(b.body) for b in blocks if b.role != "summary"))
+        return replace(
+            result,
+            content_chars=sum(len(b.body) for b in blocks if b.role != "summary"),
+            read_tokens=_COUNTER.count_text("\n".join(b.body for b in blocks)),
+        )
 
     def summarize_text(self, transcript: str) -> str:
         """The summary of a transcript (any text works; a chainsum transcript works best). A transcript asking for
@@ -576,6 +582,11 @@ class ExtractiveSummarizer:
         conversation verbatim) lists its identifiers at least as far down. The other sections then take the longest
         of one fixed ladder of character rooms (4 % apart) that fits beside them."""
         count = _COUNTER.count_text
+        if extraction.read_tokens > 0 and self.ratio < 1.0:
+            # at most `asked_ratio` of what it read, in tokens: a consolidation asked for more than its partial
+            # summaries hold came out as long as they were, and the manager rejects a summary no smaller than its
+            # input
+            target = min(target, max(self.min_chars // 4, int(extraction.read_tokens * self.asked_ratio)))
         ranked = _all_ranked(extraction)
         present: list[Section] = [n for n in SECTIONS if ranked[n]]
         others: list[Section] = [n for n in present if n != "identifiers"]
