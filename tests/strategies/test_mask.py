@@ -129,7 +129,7 @@ def test_a_widened_placeholder_lists_more_identifiers_under_the_same_head() -> N
     masked = mask_result(output, None)
     assert isinstance(masked.content, str)
     head, listed = masked.content.split("; mentions: ")
-    widened = widened_mask(masked, output, 600)
+    widened = widened_mask(masked, output, 600 - len(listed))
     assert widened is not None and isinstance(widened.content, str)
     wider_head, wider_listed = widened.content.split("; mentions: ")
     assert wider_head == head and wider_listed.startswith(listed.rstrip("]"))

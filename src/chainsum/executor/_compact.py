@@ -301,22 +301,16 @@ def _widened(edited: Message, original: Message, tokens: int, counter: TokenCoun
         return None
     if not isinstance(part := original.parts[0], ToolResult):
         return None
-    chars = len(masked.text) + (tokens - counter.count_message(edited)) * 3  # identifiers: about 3 characters a token
+    extra = (tokens - counter.count_message(edited)) * 3  # identifiers: about 3 characters a token
     for _ in range(4):  # counts are estimates: shrink until it fits
-        widened = widened_mask(masked, part, chars - len(masked.text) + _mention_chars(masked.text))
+        widened = widened_mask(masked, part, extra)
         if widened is None:
             return None
         candidate = edited.with_parts((widened,))
         if counter.count_message(candidate) <= tokens:
             return candidate
-        chars = len(masked.text) + (chars - len(masked.text)) * 3 // 4
+        extra = extra * 3 // 4
     return None
-
-
-def _mention_chars(placeholder: str) -> int:
-    """Characters of the identifier list in a mask placeholder (0 without one)."""
-    at = placeholder.rfind("; mentions: ")
-    return 0 if at < 0 else len(placeholder) - at - len("; mentions: ") - 1
 
 
 def _excerpt(message: Message, tokens: int, counter: TokenCounter) -> Message | None:

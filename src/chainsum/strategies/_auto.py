@@ -57,7 +57,7 @@ __all__ = ["AutoStrategy"]
 logger = logging.getLogger(__name__)
 
 _LEAST_TARGET_TOKENS = 30
-"""The shortest summary ever asked for (the extractive summarizer's floor, 100 characters, is about this)."""
+"""The shortest summary ever asked for: below it a summary says too little to be worth its framing."""
 
 
 @dataclass(frozen=True, slots=True)

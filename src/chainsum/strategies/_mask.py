@@ -122,7 +122,7 @@ def _placeholder_bound(result: ToolResult, call: ToolCall | None) -> str:
     if result_bytes(result) <= _SCAN_BELOW:
         found = set(_IDENTIFIER_LIKE.findall(_result_text(result)))
         room = min(room, sum(len(t) + 2 for t in found))
-    return f"{head}; mentions: {'x/' * (room // 2)}]" if room else f"{head}]"
+    return f"{head}{_MENTIONS}{'x/' * (room // 2)}]" if room else f"{head}]"
 
 
 def masked_text(result: ToolResult, call: ToolCall | None) -> str:
@@ -135,7 +135,11 @@ def masked_text(result: ToolResult, call: ToolCall | None) -> str:
     """
     head = _placeholder_head(result, call)
     kept = _mentions(_result_text(result), _mentions_room(result))
-    return f"{head}; mentions: {', '.join(kept)}]" if kept else f"{head}]"
+    return f"{head}{_MENTIONS}{', '.join(kept)}]" if kept else f"{head}]"
+
+
+_MENTIONS = "; mentions: "
+"""Between a placeholder's head and the identifiers it lists."""
 
 
 @lru_cache(maxsize=8192)
@@ -144,20 +148,21 @@ def _mentions(text: str, room: int) -> tuple[str, ...]:
     return tuple(key_identifiers(text, room))
 
 
-def widened_mask(masked: ToolResult, original: ToolResult, room: int) -> ToolResult | None:
+def widened_mask(masked: ToolResult, original: ToolResult, extra: int) -> ToolResult | None:
     """`masked` (the placeholder `mask_result` wrote for `original`) listing the identifiers of `original` within
-    `room` characters instead of its usual bound; None when that lists nothing more, or `masked` is not such a
-    placeholder. What `refill` gives back when a budget has room for more of what an output named, not for an
-    excerpt of it: else a larger budget that masked an output a smaller one had summarized lost the identifiers the
-    summary listed and the placeholder's bound left out."""
+    `extra` more characters than it does; None when that lists nothing more, or `masked` is not such a placeholder.
+    What `refill` gives back when a budget has room for more of what an output named, not for an excerpt of it:
+    else a larger budget that masked an output a smaller one had summarized lost the identifiers the summary
+    listed and the placeholder's bound left out."""
     text = masked.content if isinstance(masked.content, str) else ""
     marker = f" original={result_bytes(original)} bytes"
     end = text.rfind(marker)  # mentions hold no spaces: the last match ends the head
     if not text.startswith(MASK_PREFIX) or end < 0:
         return None
     head = text[: end + len(marker)]
-    kept = _mentions(_result_text(original), room)
-    widened = f"{head}; mentions: {', '.join(kept)}]" if kept else f"{head}]"
+    listed = len(text) - len(head) - len(_MENTIONS) - 1 if text.startswith(_MENTIONS, len(head)) else 0
+    kept = _mentions(_result_text(original), listed + extra)
+    widened = f"{head}{_MENTIONS}{', '.join(kept)}]" if kept else f"{head}]"
     if len(widened) <= len(text):
         return None
     return ToolResult(

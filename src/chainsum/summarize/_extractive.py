@@ -479,7 +479,7 @@ class ExtractiveSummarizer:
     identifier_share: float = 0.5
     """Share of the budget the identifiers get at least (all the others do not need, when more): paths, ids, dates
     and codes are what a conversation comes back to, and their room grows with the budget whatever the prose takes
-    (see `select`)."""
+    (`_fit`, `select`)."""
     shares: dict[Section, float] = field(default_factory=lambda: dict(_SHARES), hash=False)
     """How the rest of the budget is split between the other sections; what a section does not use goes to the
     others."""
@@ -640,23 +640,14 @@ class ExtractiveSummarizer:
         share = self.ratio if limit is None else max(self.ratio, self.asked_ratio)
         return min(budget, max(self.min_chars, int(extraction.content_chars * share)))
 
-    def select(
-        self,
-        extraction: Extraction,
-        *,
-        limit: int | None = None,
-        ranked: Mapping[Section, Sequence[Item]] | None = None,
-    ) -> dict[Section, tuple[list[Item], int]]:
-        """The items each section keeps within the budget, and how many it leaves out.
+    def select(self, extraction: Extraction, *, limit: int | None = None) -> dict[Section, tuple[list[Item], int]]:
+        """The items each section keeps within the budget in characters (no length asked for; `_fit` measures one
+        in tokens), and how many it leaves out.
 
         Every section keeps a prefix of its ranking that grows with the budget, so a longer summary of the same span
-        never lists less (`summarize_text` searches the longest within the length asked for): the identifiers get
-        `identifier_share` of the budget, or all that the other sections do not need, and their list ends at the
-        first that does not fit; the other sections share the rest (water-filling by `shares`: small sections take
-        what they need), and the item that does not fit is cut to the room left (so a section grows smoothly as the
-        room does). What a section leaves unused is not handed to another: that made items come and go as the
-        budget grew. `ranked` is `_all_ranked(extraction)`, when the caller has it."""
-        ranked = ranked if ranked is not None else _all_ranked(extraction)
+        never lists less: the identifiers get `identifier_share` of the budget, or all that the other sections do not
+        need, and their list ends at the first that does not fit; the other sections share the rest (`_prose`)."""
+        ranked = _all_ranked(extraction)
         # the header line (its real length) and one "(n more items left out for length)" line
         budget = self.budget_for(extraction, limit=limit) - len(_header(extraction)) - 2 - _LEFT_OUT_CHARS
         present: list[Section] = [n for n in SECTIONS if ranked[n]]
@@ -704,14 +695,8 @@ class ExtractiveSummarizer:
             chosen[name] = (keep, len(ranked[name]) - len(keep))
         return chosen
 
-    def format(
-        self,
-        extraction: Extraction,
-        *,
-        limit: int | None = None,
-        ranked: Mapping[Section, Sequence[Item]] | None = None,
-    ) -> str:
+    def format(self, extraction: Extraction, *, limit: int | None = None) -> str:
         """Plain text with one section per kind of item, within the budget (and within `limit` characters)."""
-        text = _render(extraction, self.select(extraction, limit=limit, ranked=ranked))
+        text = _render(extraction, self.select(extraction, limit=limit))
         budget = self.budget_for(extraction, limit=limit)
         return text if len(text) <= budget else text[: budget - 3] + "..."
