@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import math
 import threading
+from collections import defaultdict
 from collections.abc import Generator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -122,7 +123,7 @@ class MemoryArchive:
         """session -> message id -> position of its (latest) entry: `originals` without a scan."""
         self._records: dict[str, list[SummaryRecord]] = {}
         self._held: set[str] = set()
-        self._index: dict[str, list[tuple[str, int]]] = {}
+        self._index: defaultdict[str, list[tuple[str, int]]] = defaultdict(list)
         """word -> (session, position) of every indexed entry holding it: search reads posting lists, not every
         entry."""
         self._unindexed: list[tuple[str, int]] = []
@@ -200,9 +201,10 @@ class MemoryArchive:
         if not words or limit <= 0:
             return []
         with self._lock:
+            index = self._index  # a defaultdict: no empty list built per word already indexed (setdefault did)
             for where in self._unindexed:
                 for word in indexed_words(self._entries[where[0]][where[1]].message):
-                    self._index.setdefault(word, []).append(where)
+                    index[word].append(where)
             self._unindexed.clear()
             total = sum(len(es) for s, es in self._entries.items() if session in (None, s)) or 1
             if any_word:
