@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import time
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from chainsum.executor import compact
 from chainsum.formats import load
@@ -37,6 +38,28 @@ if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
 SHARES = (0.15, 0.25, 0.35, 0.5, 0.65, 0.8)
+
+
+class Run(NamedTuple):
+    share: float
+    budget: int
+    tokens: int
+    identifiers: int
+
+
+def sweep(messages: list[Message], counter: HeuristicCounter, wanted: set[str]) -> list[Run]:
+    """`messages` compacted with ``auto`` and the extractive summarizer at each of `SHARES` of their tokens: the
+    runs that reach their budget, with the tokens they keep and how many of `wanted` (the history's identifiers)."""
+    total = counter.count_messages(messages)
+    runs: list[Run] = []
+    for share in SHARES:
+        budget = max(1, int(total * share))
+        result = asyncio.run(
+            compact(messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=counter, budget=budget)
+        )
+        if result.fits:
+            runs.append(Run(share, budget, result.tokens_after, len(wanted & identifiers(texts(result.messages)))))
+    return runs
 
 
 def generated(count: int) -> None:
@@ -59,23 +82,16 @@ def generated(count: int) -> None:
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
     @given(histories)
     def check(messages: list[Message]) -> None:
-        total = counter.count_messages(messages)
-        wanted = identifiers(texts(messages))
-        kept: list[tuple[float, int]] = []
-        for share in SHARES:
-            result = asyncio.run(
-                compact(messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=counter,
-                        budget=max(1, int(total * share)))
-            )  # fmt: skip
-            if result.fits:
-                kept.append((share, len(wanted & identifiers(texts(result.messages)))))
+        kept = sweep(messages, counter, identifiers(texts(messages)))
         seen[0] += 1
-        for i, (small, ids_small) in enumerate(kept):
-            for large, ids_large in kept[i + 1 :]:
-                seen[1] += 1
-                if ids_large < ids_small:
-                    seen[2] += 1
-                    examples.append(f"{len(messages)} messages: {ids_small} at {small:.0%}, {ids_large} at {large:.0%}")
+        for small, large in itertools.combinations(kept, 2):
+            seen[1] += 1
+            if large.identifiers < small.identifiers:
+                seen[2] += 1
+                examples.append(
+                    f"{len(messages)} messages: {small.identifiers} at {small.share:.0%}, "
+                    f"{large.identifiers} at {large.share:.0%}"
+                )
 
     started = time.perf_counter()
     check()
@@ -107,26 +123,17 @@ def main() -> None:
     started = time.perf_counter()
     for doc in chosen:
         messages = list(load(doc.data, doc.format).messages)
-        total = counter.count_messages(messages)
         wanted = identifiers(texts(messages))
-        kept: list[tuple[float, int, int]] = []  # (share, tokens after, identifiers kept) of the runs that fit
-        for share in SHARES:
-            budget = max(1, int(total * share))
-            result = asyncio.run(
-                compact(messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=counter, budget=budget)
-            )
-            if not result.fits:
-                continue
-            fills.append((result.tokens_after / budget, doc.label, share))
-            kept.append((share, result.tokens_after, len(wanted & identifiers(texts(result.messages)))))
-        for i, (small, tokens_small, ids_small) in enumerate(kept):
-            for large, tokens_large, ids_large in kept[i + 1 :]:
-                pairs += 1
-                fewer_tokens += tokens_large < tokens_small
-                if ids_large < ids_small:
-                    fewer_ids.append(
-                        f"{doc.label}: {ids_small} at {small:.0%}, {ids_large} at {large:.0%} (of {len(wanted)})"
-                    )
+        kept = sweep(messages, counter, wanted)
+        fills.extend((run.tokens / run.budget, doc.label, run.share) for run in kept)
+        for small, large in itertools.combinations(kept, 2):
+            pairs += 1
+            fewer_tokens += large.tokens < small.tokens
+            if large.identifiers < small.identifiers:
+                fewer_ids.append(
+                    f"{doc.label}: {small.identifiers} at {small.share:.0%}, {large.identifiers} at "
+                    f"{large.share:.0%} (of {len(wanted)})"
+                )
     low = sorted(f for f in fills if f[0] < 0.85)
     values = [f[0] for f in fills]
     print(

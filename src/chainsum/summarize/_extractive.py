@@ -262,7 +262,8 @@ def _header(extraction: Extraction) -> str:
 def _ranked(items: Sequence[Item], name: Section) -> list[Item]:
     """A section's items, best first: identifiers by weight and recency, the first request (it states the task)
     and then the requests that state facts, other sections' repeated and recent items."""
-    if name == "identifiers":  # a long one (a URL, a quoted phrase) last: it would end the list early (`select`)
+    if name == "identifiers":  # a long one (a URL, a quoted phrase) last: it would end the list early
+        # (`_identifier_prefix`)
         return sorted(items, key=lambda i: (len(i.text) > _LONG_IDENTIFIER, -i.weight, -i.last, -len(i.text), i.first))
     if name == "requests":
         return sorted(items, key=lambda i: (i.first != 0, i.weight < 2, i.count < 2, -i.last))
@@ -319,7 +320,7 @@ _LONG_IDENTIFIER = 60
 
 
 def _ladder(base: int, step: int) -> int:
-    """The `step`-th character limit of the ladder `summarize_text` searches (`base` times 1.04 to the `step`)."""
+    """The `step`-th character room of the ladder `_fit` searches for the prose (`base` times 1.04 to the `step`)."""
     return int(base * _LADDER_RATIO**step)
 
 
