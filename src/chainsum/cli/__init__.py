@@ -1,4 +1,4 @@
-"""The ``chainsum`` command line. Needs the ``cli`` extra (typer, rich); says so when it is missing."""
+"""The ``chainsum`` command line. typer and rich are core dependencies; a broken install still gets one line."""
 
 from __future__ import annotations
 
@@ -12,6 +12,6 @@ def main() -> None:
     try:
         from ._app import app
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        print(f'chainsum: the CLI needs {exc.name}; install it with: pip install "chainsum[cli]"', file=sys.stderr)
+        print(f"chainsum: the CLI needs {exc.name}, a dependency of chainsum; reinstall it: pip install chainsum", file=sys.stderr)
         raise SystemExit(2) from None
     app()
