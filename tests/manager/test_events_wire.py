@@ -91,8 +91,8 @@ def test_to_sse_format_frames_one_event() -> None:
     assert sse.count("\n") == 3  # event line, data line, blank line
     data_line = sse.split("\n")[1]
     assert data_line.startswith("data: ")
-    assert json.loads(data_line[len("data: ") :]) == e.model_dump(by_alias=True)
-    assert sse == f"event: {CONTEXT_SUMMARIZED}\ndata: {json.dumps(e.model_dump(by_alias=True))}\n\n"
+    assert json.loads(data_line[len("data: ") :]) == e.to_json_dict()
+    assert sse == f"event: {CONTEXT_SUMMARIZED}\ndata: {json.dumps(e.to_json_dict())}\n\n"
 
 
 def test_sse_payload_round_trips_through_the_aliases_and_the_python_names() -> None:
@@ -117,18 +117,31 @@ def test_session_id_with_quotes_and_newlines_stays_on_one_data_line() -> None:
     assert json.loads(sse.split("\n")[1][6:])["sessionId"] == 'a"b\nc'
 
 
+def test_the_optional_gauge_fields_are_sent_when_known_after_the_spec_keys() -> None:
+    e = ContextSummarizedEvent.create(
+        session_id="s", tokens_before=4797, tokens_after=3965, messages_summarized=9, recall_tokens=746, window=5000
+    )
+    data = e.to_json_dict()
+    assert list(data) == [*SPEC_KEYS, "recallTokens", "window"]
+    assert (data["recallTokens"], data["window"]) == (746, 5000)
+    assert ContextSummarizedEvent.model_validate(data) == e
+    assert ContextSummarizedEvent.model_validate(spec_event().to_json_dict()).recall_tokens is None  # spec-only input
+
+
 # the client's banner text --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("before", "after", "text"),
     [
-        (45000, 32000, "Context optimized: ~13K tokens compressed (29% reduction)"),
-        (1000, 600, "Context optimized: 400 tokens compressed"),
-        (1000, 500, "Context optimized: ~1K tokens compressed (50% reduction)"),  # Math.round(0.5) == 1
-        (10000, 8500, "Context optimized: ~2K tokens compressed (15% reduction)"),  # Math.round(1.5) == 2
-        (2000, 0, "Context optimized: ~2K tokens compressed (100% reduction)"),
+        (45000, 32000, "Context optimized: 45,000 → 32,000 tokens (13,000 fewer, 29% reduction)"),
+        (1000, 600, "Context optimized: 1,000 → 600 tokens (400 fewer, 40% reduction)"),
+        (1000, 995, "Context optimized: 1,000 → 995 tokens (5 fewer, 1% reduction)"),  # Math.round(0.5) == 1
+        (4797, 3965, "Context optimized: 4,797 → 3,965 tokens (832 fewer, 17% reduction)"),  # the issue's figures
+        (2000, 0, "Context optimized: 2,000 → 0 tokens (2,000 fewer, 100% reduction)"),
+        (300, 360, "Context optimized: 300 → 360 tokens (60 more)"),  # recalled originals outweighed the removal
     ],
 )
 def test_display_message_matches_the_client(before: int, after: int, text: str) -> None:
+    """The twin of the page's `displayMessage` (``static/figures.js``): exact figures, the same in every place."""
     e = ContextSummarizedEvent.create(session_id="s", tokens_before=before, tokens_after=after, messages_summarized=1)
     assert e.display_message() == text
 
@@ -142,3 +155,24 @@ def test_summarization_event_converts_to_the_wire_event() -> None:
     assert ev.compression_ratio == pytest.approx(13000 / 45000)
     assert ev.to_context_summarized() == spec_event()
     assert ev.to_context_summarized("other").session_id == "other"
+
+
+def test_the_wire_pair_is_the_request_the_model_gets_when_measured() -> None:
+    """The manager measures the request before and after (recall block included): the wire event carries that
+    pair, the one a window gauge shows, with the recall share and the window."""
+    ev = SummarizationEvent(
+        reason="manual",
+        depth=1,
+        tokens_before=4797,
+        tokens_after=3219,
+        messages_compressed=9,
+        request_tokens_before=4797,
+        request_tokens_after=3965,
+        recall_tokens=746,
+        window=5000,
+    )
+    wire = ev.to_context_summarized("s")
+    assert (wire.tokens_before, wire.tokens_after, wire.tokens_removed) == (4797, 3965, 832)
+    assert (wire.recall_tokens, wire.window) == (746, 5000)
+    assert wire.context_compression_ratio == pytest.approx(832 / 4797)
+    assert ev.tokens_removed == 1578  # the history's own figures stay on the manager's event (metrics, logs)

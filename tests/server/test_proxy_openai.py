@@ -103,9 +103,11 @@ def test_the_announcement_is_a_comment_line_before_the_first_chunk_or_a_named_ev
         event = json.loads(first.removeprefix(": context_summarized "))
         assert event["type"] == "context_summarized" and event["sessionId"] == headers["x-chainsum-session"]
         assert event["tokensBefore"] == int(headers["x-chainsum-tokens-before"])
+        assert event["tokensAfter"] == int(headers["x-chainsum-tokens-after"])  # one pair: the request's
         assert event["tokensBefore"] - event["tokensAfter"] == event["tokensRemoved"] > 0
         assert event["message"] == f"Context optimized: {event['tokensRemoved']:,} tokens compressed"
-        assert set(event) == {
+        assert event["window"] == WINDOW and event["recallTokens"] >= 0  # the gauge's fields, after the spec's
+        assert list(event) == [
             "type",
             "sessionId",
             "tokensBefore",
@@ -114,7 +116,9 @@ def test_the_announcement_is_a_comment_line_before_the_first_chunk_or_a_named_ev
             "messagesSummarized",
             "contextCompressionRatio",
             "message",
-        }
+            "recallTokens",
+            "window",
+        ]
         assert rest.startswith("data: {") and rest.rstrip().endswith("data: [DONE]")
 
         fake.script(FakeText(text="second"))

@@ -25,7 +25,26 @@ from ..chain import RecordBlock, is_summary_message, message_depth, record_block
 from ..messages import Message
 from ..store import SummaryContext, SummaryRecord, canonical_json, message_sha256
 
-__all__ = ["Removal", "build_record", "new_blocks", "removed_messages"]
+__all__ = ["Removal", "build_record", "has_summary_text", "new_blocks", "no_summary_text", "removed_messages"]
+
+_NO_SUMMARY = " message(s) compacted without a summary (tool output masked or clipped, or moved)"
+
+
+def no_summary_text(originals: int) -> str:
+    """The `SummaryRecord.summary` of a pass that wrote no summary (the field is required, and a reader of the
+    store alone should learn what happened)."""
+    return f"{originals}{_NO_SUMMARY}"
+
+
+def has_summary_text(summary: str) -> bool:
+    """Whether a record's `summary` is a summary someone wrote: not blank, not the `no_summary_text` stand-in. A
+    reader that labels records (the session API, the page) must not call a masking pass or an empty record a
+    summary."""
+    text = summary.strip()
+    if not text:
+        return False
+    count, _, rest = text.partition(" ")
+    return not (count.isdigit() and f" {rest}" == _NO_SUMMARY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +135,7 @@ def build_record(
         facets = None
     originals = [m for _, m in removal.pairs]
     if not summary:
-        summary = f"{len(originals)} message(s) compacted without a summary (tool output masked or clipped, or moved)"
+        summary = no_summary_text(len(originals))
     digest = hashlib.sha256(f"{session}\x00{parent_id}\x00{'/'.join(removal.shas)}\x00{summary}".encode())
     record_id = "rec_" + digest.hexdigest()[:24]
     participants = tuple(dict.fromkeys(m.name or m.role for m in originals))

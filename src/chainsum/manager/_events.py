@@ -87,6 +87,16 @@ class SummarizationEvent:
     """Summarizer failures on the way (a later summarizer, or the model-free path, then did the work)."""
     over_window: bool = False
     """The result is still over the context window: only the system messages and the current turn are left."""
+    request_tokens_before: int | None = None
+    """Tokens of the request the model would have got without this compaction: `tokens_before` plus the recall
+    block it would have carried (`Prepared.tokens_before`). None where not measured (`detect_summarization`)."""
+    request_tokens_after: int | None = None
+    """Tokens of the request sent after it: `tokens_after` plus its recall block (`Prepared.tokens_after`), what a
+    window gauge shows. None where not measured."""
+    recall_tokens: int = 0
+    """Tokens of the recall block in that request (part of `request_tokens_after`)."""
+    window: int | None = None
+    """The context window the ratios are of (None when unknown)."""
     kind: Literal["summarized"] = "summarized"
 
     @property
@@ -99,12 +109,22 @@ class SummarizationEvent:
         return _compression_ratio(self.tokens_before, self.tokens_after)
 
     def to_context_summarized(self, session_id: str | None = None) -> ContextSummarizedEvent:
-        """The wire event for this summarization (`session_id` overrides the event's own)."""
+        """The wire event for this summarization (`session_id` overrides the event's own).
+
+        Its before and after are the request's (`request_tokens_before`, `request_tokens_after`) when measured:
+        what the model gets, recall block included, so that a client's banner, its window gauge and the proxy's
+        ``X-Chainsum-Tokens-*`` headers show one pair. Without them, the history's (`tokens_before`,
+        `tokens_after`)."""
+        before, after, recall = self.tokens_before, self.tokens_after, None
+        if self.request_tokens_before is not None and self.request_tokens_after is not None:
+            before, after, recall = self.request_tokens_before, self.request_tokens_after, self.recall_tokens
         return ContextSummarizedEvent.create(
             session_id=self.session_id if session_id is None else session_id,
-            tokens_before=self.tokens_before,
-            tokens_after=self.tokens_after,
+            tokens_before=before,
+            tokens_after=after,
             messages_summarized=self.messages_compressed,
+            recall_tokens=recall,
+            window=self.window,
         )
 
 
@@ -285,11 +305,14 @@ def _compression_ratio(tokens_before: int, tokens_after: int) -> float:
 
 
 class ContextSummarizedEvent(BaseModel):
-    """The ``context_summarized`` server-sent event, field for field as the spec defines it.
+    """The ``context_summarized`` server-sent event, field for field as the spec defines it, plus two optional
+    fields a window gauge needs (`recall_tokens`, `window`), left out of the JSON when unknown.
 
     Python names are snake_case; the JSON form (`to_json_dict`, `to_sse_format`) uses the spec's camelCase
-    aliases. Built by `create`, which computes the removed tokens, the compression ratio and the message.
-    Either the Python names or the aliases are accepted on input (`model_validate` of a received event).
+    aliases. Built by `create`, which computes the removed tokens, the compression ratio and the message: a
+    client shows these as they are, never figures of its own, so that every place that speaks of one compaction
+    gives the same numbers. Either the Python names or the aliases are accepted on input (`model_validate` of a
+    received event).
     """
 
     model_config = ConfigDict(populate_by_name=True, frozen=True, extra="forbid")
@@ -304,10 +327,23 @@ class ContextSummarizedEvent(BaseModel):
         ..., alias="contextCompressionRatio", description="Compression ratio (0-1)"
     )
     message: str = Field(..., description="User-friendly message")
+    recall_tokens: int | None = Field(
+        None,
+        alias="recallTokens",
+        description="Tokens of archived originals recalled into the request after (part of tokensAfter)",
+    )
+    window: int | None = Field(None, description="The context window, for a gauge of tokensAfter")
 
     @classmethod
     def create(
-        cls, session_id: str, tokens_before: int, tokens_after: int, messages_summarized: int
+        cls,
+        session_id: str,
+        tokens_before: int,
+        tokens_after: int,
+        messages_summarized: int,
+        *,
+        recall_tokens: int | None = None,
+        window: int | None = None,
     ) -> ContextSummarizedEvent:
         """The event with its computed fields: ``tokens_removed = before - after``, the ratio ``removed / before``
         (0 when `tokens_before` is 0; not rounded: the spec's example shows 0.29 for 13000/45000, a display
@@ -322,12 +358,15 @@ class ContextSummarizedEvent(BaseModel):
                 "messagesSummarized": messages_summarized,
                 "contextCompressionRatio": _compression_ratio(tokens_before, tokens_after),
                 "message": f"Context optimized: {tokens_removed:,} tokens compressed",
+                "recallTokens": recall_tokens,
+                "window": window,
             }
         )
 
     def to_json_dict(self) -> dict[str, object]:
-        """The camelCase JSON object the client reads."""
-        return self.model_dump(by_alias=True)
+        """The camelCase JSON object the client reads: the spec's keys in its order, then the optional ones that
+        are known (a client of the spec alone sees exactly the spec's event)."""
+        return self.model_dump(by_alias=True, exclude_none=True)
 
     def to_sse_format(self) -> str:
         """``event: context_summarized\\ndata: {json}\\n\\n``: one server-sent event (the JSON is on one line,
@@ -335,17 +374,26 @@ class ContextSummarizedEvent(BaseModel):
         return f"event: {CONTEXT_SUMMARIZED}\ndata: {json.dumps(self.to_json_dict())}\n\n"
 
     def display_message(self) -> str:
-        """The banner text of the spec's web client: ``~13K tokens compressed (29% reduction)`` from 1K tokens
-        up, the exact count below (the server-side twin of the client's ``displayMessage``)."""
-        tokens_k = _round_half_up(self.tokens_removed / 1000)
-        percent = _round_half_up(self.context_compression_ratio * 100)
-        if tokens_k >= 1:
-            return f"Context optimized: ~{tokens_k}K tokens compressed ({percent}% reduction)"
-        return f"Context optimized: {self.tokens_removed:,} tokens compressed"
+        """The banner text of chainsum's web page (the server-side twin of ``figures.js``' ``displayMessage``):
+        ``Context optimized: 45,000 → 32,000 tokens (13,000 fewer, 29% reduction)``.
+
+        Exact counts, not the spec's ``~13K tokens compressed``: the page shows the same compaction in several
+        places (banner, events, the manual trigger's note, the gauge), and a rounded figure beside an exact one
+        reads as two different numbers. A request that grew (recalled originals can outweigh what was removed)
+        says ``(N more)``, not a negative reduction."""
+        return f"Context optimized: {self.figures()}"
+
+    def figures(self) -> str:
+        """``45,000 → 32,000 tokens (13,000 fewer, 29% reduction)``: the before/after pair of this compaction."""
+        pair = f"{self.tokens_before:,} → {self.tokens_after:,} tokens"
+        if self.tokens_removed >= 0:
+            percent = _round_half_up(self.context_compression_ratio * 100)
+            return f"{pair} ({self.tokens_removed:,} fewer, {percent}% reduction)"
+        return f"{pair} ({-self.tokens_removed:,} more)"
 
 
 def _round_half_up(x: float) -> int:
-    """JavaScript's ``Math.round`` (halves go up), which the spec's client uses; Python's round() goes to even."""
+    """JavaScript's ``Math.round`` (halves go up), which the page uses; Python's round() goes to even."""
     return math.floor(x + 0.5)
 
 

@@ -83,11 +83,15 @@ class Prepared(Generic[M]):
     recalled: tuple[str, ...] = ()
     """Archive ids of the originals recalled into this request."""
     tokens_before: int = 0
-    """Tokens of the caller's history as the model would see it without this call's compaction (system included)."""
+    """Tokens of the request as the model would get it without this call's compaction (system, reserve and the
+    recall block it would carry included): `tokens_after` when nothing was compacted, so that the two are counted
+    alike and differ only by what the compaction did."""
     tokens_after: int = 0
     """Tokens of the history sent (system, recall block included)."""
     over_window: bool = False
     """The history sent is still over the context window (a `WindowExceededEvent` said why)."""
+    recall_tokens: int = 0
+    """Tokens of the recall block in the history sent (part of `tokens_after`; 0 without one)."""
 
     @property
     def changed(self) -> bool:
@@ -432,7 +436,10 @@ class ContextManager:
         tokens_before: int | None = None,
     ) -> Prepared[Any]:
         """The mapped output, with its recall block, and the over-window check."""
-        prepared = self._prepared(frame, event, records, tokens_before)
+        return await self._checked(self._prepared(frame, event, records, tokens_before), frame)
+
+    async def _checked(self, prepared: Prepared[Any], frame: _Frame) -> Prepared[Any]:
+        """`prepared`, after its over-window event when it is over the window."""
         if prepared.over_window:
             await self._window_exceeded(prepared.tokens_after, frame)
         return prepared
@@ -447,15 +454,22 @@ class ContextManager:
         """`_finish` without its one wait (the over-window event): what `prepare_sync` returns with no loop."""
         out_items, starts = self._output_items(frame.items)
         tokens = self._tokens() + frame.system_tokens + frame.reserved
-        before = tokens if tokens_before is None else tokens_before
         recall = self._recall_for(tokens)
         if recall is not None:
             out_items = self._with_recall(out_items, starts, recall)
             tokens += recall.tokens
         if out_items is not frame.items:  # written here: keep the roles alternating where the provider needs it
             out_items = alternating(out_items, self._codec.format)
-        over = tokens > self.window
-        return Prepared(out_items, event, records, recall.ids if recall is not None else (), before, tokens, over)
+        return Prepared(
+            out_items,
+            event,
+            records,
+            recall.ids if recall is not None else (),
+            tokens if tokens_before is None else tokens_before,
+            tokens,
+            tokens > self.window,
+            recall.tokens if recall is not None else 0,
+        )
 
     def _recall_for(self, tokens: int) -> Recall | None:
         ratio = self.config.recall_token_ratio
@@ -650,6 +664,10 @@ class ContextManager:
         cfg = self.config
         state = self.state
         source = self._output_messages()
+        # The request as it would go without this compaction, its recall block included (cached for a manual
+        # compaction of the last request): the "before" that the "after" of `_prepared` is counted like.
+        recall_before = self._recall_for(tokens_before)
+        request_before = tokens_before + (recall_before.tokens if recall_before is not None else 0)
         covers = self._covers + [(i, i + 1, True) for i in range(self._view.n_in, len(self._codec.messages))]
         budget, hard = self._budgets(frame, reason, tokens_before)
         depth = max((message_depth(m) for m in source), default=0)
@@ -714,6 +732,9 @@ class ContextManager:
         self._view_version = self._state.version
         self._set_view(view)
         self._read(frame.items)
+        # The request is written before the event goes out, so that the event carries what the model gets: the one
+        # before/after pair that every observer (the proxy's headers, the session API, the page) shows.
+        prepared = self._prepared(frame, None, (record,), request_before)
         event = SummarizationEvent(
             reason=reason,
             depth=record.depth,
@@ -731,9 +752,13 @@ class ContextManager:
             summarizer_calls=chain.calls,
             errors=tuple(str(e) for e in errors),
             over_window=tokens_after > self.window,
+            request_tokens_before=prepared.tokens_before,
+            request_tokens_after=prepared.tokens_after,
+            recall_tokens=prepared.recall_tokens,
+            window=self.window,
         )
         await self.events.emit(event)
-        return await self._finish(frame, event, (record,), tokens_before)
+        return await self._checked(replace(prepared, event=event), frame)
 
     async def _failed(
         self,

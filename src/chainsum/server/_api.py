@@ -19,14 +19,14 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
-from ..chain import message_depth, record_blocks
 from ..errors import ChainsumError
-from ..manager._recall import is_recall_message
-from ..messages import Message, message_from_dict, message_to_dict
+from ..manager import SummarizationEvent
+from ..messages import message_from_dict, message_to_dict
 from ..store import SessionInfo, StoredEvent, StoreError, UnknownSummaryError
 from ._errors import ProxyError
 from ._state import AppState, state_of
 from ._stateless import compact_document
+from ._views import context_entry, masked_ids, record_row
 
 __all__ = ["api", "open_routes"]
 
@@ -47,32 +47,6 @@ open_routes = APIRouter()
 State = Annotated[AppState, Depends(state_of)]
 
 
-def _preview(message: Message, limit: int = 400) -> str:
-    text = message.text
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _context_entry(state: AppState, index: int, message: Message, records: dict[str, str]) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "index": index,
-        "role": message.role,
-        "tokens": state.counter.count_message(message),
-        "kind": "message",
-        "text": _preview(message, 2000),
-    }
-    blocks = record_blocks(message)
-    if blocks:
-        entry["kind"] = "summary"
-        entry["depth"] = message_depth(message)
-        entry["blocks"] = [
-            {"id": b.id, "record_id": records.get(b.id), "depth": b.depth, "messages": b.messages, "text": b.text}
-            for b in blocks
-        ]
-    elif is_recall_message(message):
-        entry["kind"] = "recall"
-    return entry
-
-
 def _session_row(state: AppState, session: str, info: SessionInfo | None = None) -> dict[str, Any]:
     """The session's row: from `info` when the caller has it (a listing, read in one query: a session deleted
     meanwhile must not turn the whole list into a 404), else from the directory and this process."""
@@ -90,6 +64,7 @@ def _session_row(state: AppState, session: str, info: SessionInfo | None = None)
         "created_ms": info.created_ms if info is not None else now,
         "active_ms": info.active_ms if info is not None else now,
         "tokens": data.get("tokens", 0),
+        "recall_tokens": data.get("recall_tokens", 0),
         "window": data.get("window"),
         "trigger": state.settings.config.trigger_token_ratio,
         "compactions": data.get("compactions", 0),
@@ -116,21 +91,12 @@ async def get_session(session: str, state: State) -> dict[str, Any]:
     if live is not None:
         tokens.update(live.record_tokens)
     events = await asyncio.to_thread(state.store.recent_events, session, 20)
-    row["records"] = [
-        {
-            "id": r.id,
-            "depth": r.depth,
-            "parent_id": r.parent_id,
-            "timestamp_ms": r.timestamp_ms,
-            "tokens_before": tokens.get(r.id, [None, None])[0],
-            "tokens_after": tokens.get(r.id, [None, None])[1],
-            "summary_tokens": r.token_estimate,
-            "messages": len(r.original_message_ids),
-            "summary": r.summary,
-            "blocks": list(r.blocks),
-        }
-        for r in records
-    ]
+    masked = masked_ids(records)
+    try:  # a masking record's label counts the tool results it took out: one read for all of them
+        originals = await asyncio.to_thread(state.store.originals, session, masked) if masked else {}
+    except StoreError:  # an integrity failure is the originals endpoints' to report; the label goes without counts
+        originals = {}
+    row["records"] = [record_row(r, tokens.get(r.id, [None, None]), state.counter, originals) for r in records]
     row["events"] = [{"seq": e.seq, "created_ms": e.created_ms, **e.data} for e in events]
     return row
 
@@ -149,11 +115,14 @@ async def get_context(session: str, state: State) -> dict[str, Any]:
         source = "snapshot"
     # A block expands through the summary record that wrote it (`/api/summaries/{record_id}/originals`).
     records = {b: r.id for r in await asyncio.to_thread(state.store.records, session) for b in r.blocks}
-    entries = [_context_entry(state, i, m, records) for i, m in enumerate(messages)]
+    entries = [context_entry(state.counter, i, m, records) for i, m in enumerate(messages)]
+    row = await asyncio.to_thread(_session_row, state, session)
     return {
         "id": session,
         "source": source,
         "tokens": sum(e["tokens"] for e in entries),
+        "total_tokens": row["tokens"],
+        "recall_tokens": row["recall_tokens"],
         "window": live.window if live is not None else None,
         "recalled": list(live.recalled) if live is not None else [],
         "messages": entries,
@@ -220,14 +189,16 @@ async def delete_session(session: str, state: State) -> dict[str, Any]:
 async def compact_session(session: str, state: State) -> Response:
     prepared = await state.sessions.compact_now(session)
     if prepared is not None:
-        return JSONResponse(
-            {
-                "id": session,
-                "status": "compacted" if prepared.changed else "unchanged",
-                "tokens_before": prepared.tokens_before,
-                "tokens_after": prepared.tokens_after,
-            }
-        )
+        body: dict[str, Any] = {
+            "id": session,
+            "status": "compacted" if prepared.changed else "unchanged",
+            "tokens_before": prepared.tokens_before,
+            "tokens_after": prepared.tokens_after,
+        }
+        if isinstance(prepared.event, SummarizationEvent):
+            # The very event the stream publishes: the caller shows its figures, not a pair of its own.
+            body["event"] = prepared.event.to_context_summarized(session).to_json_dict()
+        return JSONResponse(body)
     if not await asyncio.to_thread(state.store.request_compact, session):
         raise ProxyError(404, f"no session {session!r}", "id")
     return JSONResponse({"id": session, "status": "requested"}, status_code=202)

@@ -94,9 +94,12 @@ class Live:
     last_system: object = None
     last_reserved: int = 0
     tokens: int = 0
+    """Tokens of the last request as sent (`Prepared.tokens_after`): the figure the gauge shows."""
     messages: int = 0
     recalled: tuple[str, ...] = ()
     """Archive ids recalled into the last request."""
+    recall_tokens: int = 0
+    """Tokens of the recall block in the last request (part of `tokens`)."""
     record_tokens: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
     """Tokens before and after the compaction that wrote each summary record (the last 100)."""
     compactions: int = 0
@@ -195,6 +198,7 @@ class Sessions:
                 return None
             live.tokens = prepared.tokens_after
             live.recalled = prepared.recalled
+            live.recall_tokens = prepared.recall_tokens
             live.messages = len(prepared.messages)
             if prepared.changed:
                 live.compactions += 1
@@ -216,8 +220,14 @@ class Sessions:
             case SummarizationEvent():
                 live = self._live.get(session)
                 if live is not None:
+                    # The event's own pair (what its JSON says), and the session's tokens set from it before it is
+                    # published: a page that refreshes on the event reads the figure the event carries.
+                    wire = event.to_context_summarized(session)
                     for rid in event.record_ids:
-                        live.record_tokens[rid] = [event.tokens_before, event.tokens_after]
+                        live.record_tokens[rid] = [wire.tokens_before, wire.tokens_after]
+                    if event.request_tokens_after is not None:
+                        live.tokens = event.request_tokens_after
+                        live.recall_tokens = event.recall_tokens
                     while len(live.record_tokens) > 100:
                         del live.record_tokens[next(iter(live.record_tokens))]
                 self.metrics.compactions.labels(reason=event.reason).inc()
@@ -236,6 +246,7 @@ class Sessions:
     def info(self, live: Live) -> dict[str, Any]:
         return {
             "tokens": live.tokens,
+            "recall_tokens": live.recall_tokens,
             "window": live.window,
             "messages": live.messages,
             "compactions": live.compactions,
