@@ -101,18 +101,19 @@ class Watch:
 
 
 def js_round(x: float) -> int:
-    """JavaScript's Math.round (halves round up), which the spec's displayMessage uses."""
+    """JavaScript's Math.round (halves round up), which the page's figures use."""
     return math.floor(x + 0.5)
 
 
 def banner_text(event: dict[str, Any]) -> str:
-    """The banner's text, computed here independently of the page: rounded thousands from 1,000 removed tokens
-    up, the exact count under that (the issue's "940 tokens compressed")."""
+    """The banner's text, computed here independently of the page: the event's exact pair, its removed tokens and
+    its ratio (never "~2K" beside "1,578": issue 22)."""
+    pair = f"{event['tokensBefore']:,} → {event['tokensAfter']:,} tokens"
     removed = event["tokensRemoved"]
-    if removed >= 1000:
+    if removed >= 0:
         percent = js_round(event["contextCompressionRatio"] * 100)
-        return f"Context optimized: ~{js_round(removed / 1000)}K tokens compressed ({percent}% reduction)"
-    return f"Context optimized: {removed:,} tokens compressed"
+        return f"Context optimized: {pair} ({removed:,} fewer, {percent}% reduction)"
+    return f"Context optimized: {pair} ({-removed:,} more)"
 
 
 CONFIG = ManagerConfig(preserve_recent=4, recall_token_ratio=0.2)
@@ -300,10 +301,10 @@ def test_the_spec_flow_through_the_chat_panel(
                 event,
             )
             assert shown == [
-                "Context optimized: ~13K tokens compressed (29% reduction)",
-                "Context optimized: 940 tokens compressed",
-                "Context optimized: ~2K tokens compressed (13% reduction)",
-                "Context optimized: 999 tokens compressed",
+                "Context optimized: 45,000 → 32,000 tokens (13,000 fewer, 29% reduction)",
+                "Context optimized: 45,000 → 44,060 tokens (940 fewer, 2% reduction)",
+                "Context optimized: 45,000 → 43,500 tokens (1,500 fewer, 13% reduction)",
+                "Context optimized: 45,000 → 44,001 tokens (999 fewer, 50% reduction)",
             ]
             expect(banner).to_have_text(expected)
             service = page.evaluate(

@@ -121,8 +121,11 @@ async def get_context(session: str, state: State) -> dict[str, Any]:
         "id": session,
         "source": source,
         "tokens": sum(e["tokens"] for e in entries),
+        # The request as the model gets it, counted as the gauge counts it (`tokens` is the messages' alone): the
+        # recall block and what lies outside the messages (system prompt, tools, answer room, reply priming).
         "total_tokens": row["tokens"],
         "recall_tokens": row["recall_tokens"],
+        "outside_tokens": max(0, row["tokens"] - row["recall_tokens"] - sum(e["tokens"] for e in entries)),
         "window": live.window if live is not None else None,
         "recalled": list(live.recalled) if live is not None else [],
         "messages": entries,

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
 from ..chain import RecordBlock, message_depth, record_blocks
+from ..manager import ContextSummarizedEvent
 from ..manager._build import has_summary_text
 from ..manager._recall import is_recall_message
 from ..messages import Message, ToolResult
@@ -62,14 +63,25 @@ def record_row(
     ``context_summarized`` event said (None each when not known); `originals` holds at least the originals of a
     masking record (`masked_ids`), whose tool results its label counts."""
     kind = record_kind(record)
+    before, after = tokens[0], tokens[1]
     row: dict[str, Any] = {
         "id": record.id,
         "kind": kind,
         "depth": record.depth,
         "parent_id": record.parent_id,
         "timestamp_ms": record.timestamp_ms,
-        "tokens_before": tokens[0],
-        "tokens_after": tokens[1],
+        "tokens_before": before,
+        "tokens_after": after,
+        # The figures of the compaction that wrote it, computed as its event computed them (the page shows them as
+        # they are, so a record and its event cannot read differently).
+        "figures": None
+        if before is None or after is None
+        else ContextSummarizedEvent.create(
+            session_id="",
+            tokens_before=before,
+            tokens_after=after,
+            messages_summarized=len(record.original_message_ids),
+        ).to_json_dict(),
         "messages": len(record.original_message_ids),
         "original_tokens": record.token_estimate,
         "summary_tokens": counter.count_text(record.summary) if kind == "summary" else None,

@@ -8,7 +8,7 @@
 // token is never sent here (the proxy would forward it upstream); an upstream key, if the model server needs one,
 // goes in its own field and is kept only in memory.
 
-import { displayMessage } from "./banner.js";
+import { displayMessage } from "./figures.js";
 import { h } from "./dom.js";
 import { readSSE } from "./sse.js";
 import { emit, on, state } from "./state.js";

@@ -1,10 +1,16 @@
 // One session: the window gauge with its trigger line, the context as the model sees it (each summary and recall
 // block marked, expandable to its originals from the archive, verified), the chain of summary records, search
 // over the archive, recent events, and the two actions: "Summarize now" (the manual trigger) and clearing.
+//
+// A compaction's figures come from the server as they are (figures.js): "Summarize now"'s note, the events, the
+// records, the banner, the gauge and the context's header all show the pair of the one event.
 
 import { apiJson, sessionPath } from "./api.js";
 import { summarization } from "./banner.js";
-import { h, int, messageText, percent, shortId, sparkles, summarizedBadge, timeAgo } from "./dom.js";
+import { h, int, messageText, shortId, sparkles, summarizedBadge, timeAgo } from "./dom.js";
+import { compactionFigures, displayMessage, recallNote } from "./figures.js";
+import { renderGauge } from "./gauge.js";
+import { blockKind, blockLabel, messageTag, recordLabel } from "./labels.js";
 import { emit, state } from "./state.js";
 
 export function mountSession(root) {
@@ -13,7 +19,11 @@ export function mountSession(root) {
   let notice = "";
   const open = new Set(); // keys of the <details> the reader opened: kept open across live refreshes
   const cache = new Map(); // originals already fetched, by what they were fetched for
-  summarization.addEventListener("change", () => view?.renderTitle());
+  summarization.addEventListener("change", () => {
+    view?.renderTitle();
+    const event = summarization.contextSummarized;
+    if (event && event.sessionId === current) view?.applyEvent(event); // the gauge moves with the banner
+  });
 
   async function show(id) {
     current = id;
@@ -85,8 +95,12 @@ export function mountSession(root) {
       setStatus("Summarizing…");
       try {
         const r = await apiJson(`${path}/compact`, { method: "POST" });
-        if (r.status === "compacted") setStatus(`Compacted: ${int(r.tokens_before)} → ${int(r.tokens_after)} tokens.`);
-        else if (r.status === "unchanged") setStatus(`Nothing to compact now (${int(r.tokens_before)} tokens).`);
+        if (r.status === "compacted" && r.event) {
+          const recall = recallNote(r.event);
+          setStatus(`Compacted: ${compactionFigures(r.event)}${recall ? `; ${recall}` : ""}.`);
+          applyEvent(r.event);
+        } else if (r.status === "compacted") setStatus(`Compacted: ${int(r.tokens_before)} → ${int(r.tokens_after)} tokens.`);
+        else if (r.status === "unchanged") setStatus(`Nothing to compact now (${int(r.tokens_after)} tokens in the window).`);
         else setStatus("Requested: the session's next request will be compacted (it is served by another process).");
         await refresh();
       } catch (e) {
@@ -194,6 +208,15 @@ export function mountSession(root) {
       section("events", "Recent events", events),
     );
 
+    let row = null; // the last session row drawn: its window and trigger, for a gauge drawn from an event
+
+    /** The gauge from a context_summarized event of this session: its tokensAfter is what the row will say. */
+    const applyEvent = (event) => {
+      if (row === null || event.sessionId !== id) return;
+      const window = typeof event.window === "number" ? event.window : row.window;
+      gauge.replaceChildren(renderGauge({ tokens: event.tokensAfter, window, trigger: row.trigger }));
+    };
+
     const renderTitle = () => {
       title.replaceChildren(
         h("span", { class: "session-label", text: title.dataset.label ?? id }),
@@ -202,6 +225,7 @@ export function mountSession(root) {
     };
 
     const render = (d, c) => {
+      row = d;
       title.dataset.label = d.label || id;
       renderTitle();
       sub.replaceChildren(
@@ -216,7 +240,7 @@ export function mountSession(root) {
       renderRecords(d, recordsNote, records);
       renderEvents(d, events);
     };
-    return { el, render, renderTitle, status: setStatus };
+    return { el, render, renderTitle, applyEvent, status: setStatus };
   }
 
   function renderContext(c, d, note, list) {
@@ -233,24 +257,17 @@ export function mountSession(root) {
       while (at > 0 && c.messages[at - 1].role !== "user") at -= 1;
       items.splice(Math.max(0, at - 1), 0, recallItem(c));
     }
-    const summaries = c.messages.filter((m) => m.kind === "summary").length;
-    note.textContent =
-      `${int(c.messages.length)} messages, ${int(c.tokens)} tokens` +
-      (summaries ? `, ${summaries} summary ${summaries === 1 ? "message" : "messages"}` : "") +
-      (c.source === "live" ? " (live)" : " (last snapshot)") +
-      ".";
+    note.replaceChildren(...contextHeader(c));
     list.replaceChildren(...items);
   }
 
   function contextItem(m, recordOf) {
-    const tag =
-      m.kind === "summary"
-        ? h("span", { class: "kind-tag kind-summary" }, sparkles(), `Summary · depth ${m.depth ?? 1}`)
-        : m.kind === "recall"
-          ? h("span", { class: "kind-tag kind-recall", text: "Recalled" })
-          : null;
+    const found = messageTag(m);
+    const tag = found
+      ? h("span", { class: `kind-tag kind-${found[1]}` }, found[1] === "summary" ? sparkles() : null, found[0])
+      : null;
     const body =
-      m.kind === "summary" && Array.isArray(m.blocks)
+      Array.isArray(m.blocks)
         ? m.blocks.map((b) => blockView(b, b.record_id ?? recordOf.get(b.id)))
         : h("div", { class: "text", text: m.text });
     return h(
@@ -268,18 +285,18 @@ export function mountSession(root) {
   }
 
   function blockView(b, recordId) {
-    const what = b.depth === 0 ? `Moved to the archive: ${int(b.messages)} messages` : `Summary of ${int(b.messages)} messages`;
+    const kind = blockKind(b);
     return h(
       "section",
-      { class: "block", dataset: { block: b.id } },
+      { class: `block block-${kind}`, dataset: { block: b.id, kind } },
       h(
         "div",
         { class: "block-head" },
-        h("strong", { text: what }),
+        h("strong", { text: blockLabel(b) }),
         h("span", { class: "depth-tag", text: `depth ${b.depth}` }),
         h("code", { title: b.id, text: b.id }),
       ),
-      b.text ? h("div", { class: "text", text: b.text }) : null,
+      kind === "summary" ? h("div", { class: "text", text: b.text }) : null,
       recordId
         ? originals(`block:${b.id}`, `record:${recordId}`, `Originals (${int(b.messages)} messages, from the archive)`, () =>
             apiJson(`/api/summaries/${encodeURIComponent(recordId)}/originals`),
@@ -298,6 +315,7 @@ export function mountSession(root) {
         { class: "msg-head" },
         h("span", { class: "role", text: "user" }),
         h("span", { class: "kind-tag kind-recall", text: "Recalled" }),
+        c.recall_tokens ? h("span", { class: "tokens", text: `${int(c.recall_tokens)} tokens` }) : null,
       ),
       h("p", {
         class: "text",
@@ -318,34 +336,30 @@ export function mountSession(root) {
   }
 
   function recordItem(r) {
-    const before = r.tokens_before;
-    const after = r.tokens_after;
-    const tokens =
-      typeof before === "number" && typeof after === "number"
-        ? `${int(before)} → ${int(after)} (−${int(before - after)})`
-        : "not known";
+    const facts = [
+      fact("Parent", r.parent_id ? h("code", { title: r.parent_id, text: shortId(r.parent_id) }) : "none (first)"),
+      fact("Tokens before → after", r.figures ? compactionFigures(r.figures) : "not known"),
+      fact("Originals", `${int(r.messages)} messages${typeof r.original_tokens === "number" ? `, ${int(r.original_tokens)} tokens` : ""}`),
+    ];
+    if (r.kind === "summary") facts.push(fact("Summary", `${int(r.summary_tokens)} tokens`));
     return h(
       "li",
-      { class: "record", dataset: { record: r.id } },
+      { class: `record record-${r.kind ?? "summary"}`, dataset: { record: r.id, kind: r.kind ?? "summary" } },
       h(
         "div",
         { class: "record-head" },
-        h("span", { class: "depth-tag", text: `depth ${r.depth}` }),
+        h("strong", { class: "record-label", text: recordLabel(r) }),
+        r.kind === "summary" ? h("span", { class: "depth-tag", text: `depth ${r.depth}` }) : null,
         h("code", { title: r.id, text: shortId(r.id) }),
         timeAgo(r.timestamp_ms),
       ),
-      h(
-        "dl",
-        { class: "facts" },
-        fact("Parent", r.parent_id ? h("code", { title: r.parent_id, text: shortId(r.parent_id) }) : "none (first)"),
-        fact("Tokens before → after", tokens),
-        fact("Messages", int(r.messages)),
-        fact("Summary", `${int(r.summary_tokens)} tokens`),
-      ),
-      kept(`text:${r.id}`, "Summary text", h("div", { class: "text", text: r.summary })),
-      originals(`rec:${r.id}`, `record:${r.id}`, `Originals (${int(r.messages)} messages, from the archive)`, () =>
-        apiJson(`/api/summaries/${encodeURIComponent(r.id)}/originals`),
-      ),
+      h("dl", { class: "facts" }, facts),
+      r.kind === "summary" ? kept(`text:${r.id}`, "Summary text", h("div", { class: "text", text: r.summary })) : null,
+      r.messages > 0
+        ? originals(`rec:${r.id}`, `record:${r.id}`, `Originals (${int(r.messages)} messages, from the archive)`, () =>
+            apiJson(`/api/summaries/${encodeURIComponent(r.id)}/originals`),
+          )
+        : null,
     );
   }
 
@@ -436,41 +450,6 @@ function emptyView(notice) {
   );
 }
 
-function renderGauge(d) {
-  const { tokens, window, trigger } = d;
-  if (typeof window !== "number" || window <= 0) {
-    return h("p", { class: "muted", text: `${int(tokens)} tokens in use; the window is not known.` });
-  }
-  const ratio = tokens / window;
-  const level = ratio >= 1 ? "full" : ratio >= trigger ? "over" : "ok";
-  return h(
-    "div",
-    { class: "gauge-wrap" },
-    h(
-      "div",
-      {
-        class: `gauge ${level}`,
-        id: "gauge",
-        role: "meter",
-        "aria-label": "Tokens in use against the window",
-        "aria-valuemin": 0,
-        "aria-valuemax": window,
-        "aria-valuenow": tokens,
-        "aria-valuetext": `${int(tokens)} of ${int(window)} tokens (${percent(ratio)}); compaction triggers at ${percent(trigger)}`,
-        dataset: { tokens, window, trigger },
-      },
-      h("div", { class: "gauge-fill", style: `width: ${Math.min(100, ratio * 100).toFixed(2)}%` }),
-      h("div", { class: "gauge-trigger", style: `left: ${(trigger * 100).toFixed(2)}%`, title: `Trigger: ${percent(trigger)} of the window` }),
-    ),
-    h(
-      "div",
-      { class: "gauge-legend" },
-      h("span", { class: "gauge-value", text: `${int(tokens)} / ${int(window)} tokens (${percent(ratio)})` }),
-      h("span", { class: "gauge-trigger-label", text: `trigger at ${int(trigger * window)} (${percent(trigger)})` }),
-    ),
-  );
-}
-
 function renderEvents(d, list) {
   const events = [...(d.events ?? [])].sort((a, b) => b.seq - a.seq);
   if (!events.length) {
@@ -481,13 +460,34 @@ function renderEvents(d, list) {
     ...events.map((e) =>
       h(
         "li",
-        { class: `event event-${e.type}` },
+        { class: `event event-${e.type}`, dataset: { seq: e.seq } },
         timeAgo(e.created_ms),
         h("span", { class: "event-type", text: e.type }),
-        h("span", { text: e.message ?? "" }),
+        h("span", { class: "event-text", text: eventText(e) }),
       ),
     ),
   );
+}
+
+/** A compaction in the figures of its event (the banner's words); any other event in its own message. */
+function eventText(e) {
+  if (e.type !== "context_summarized" || typeof e.tokensRemoved !== "number") return e.message ?? "";
+  const recall = recallNote(e);
+  return `${displayMessage(e)}${recall ? `; ${recall}` : ""}`;
+}
+
+/** The context's header: the request's tokens as the gauge counts them, and what they are made of. */
+function contextHeader(c) {
+  const total = typeof c.total_tokens === "number" ? c.total_tokens : c.tokens;
+  const parts = [`${int(c.messages.length)} messages: ${int(c.tokens)}`];
+  if (c.recall_tokens > 0) parts.push(`recalled originals: ${int(c.recall_tokens)}`);
+  if (c.outside_tokens > 0) parts.push(`system prompt, tools, answer room and reply priming: ${int(c.outside_tokens)}`);
+  const summaries = c.messages.filter((m) => m.kind === "summary").length;
+  return [
+    h("strong", { class: "context-total", text: `${int(total)} tokens in the window` }),
+    ` (${c.source === "live" ? "live" : "last snapshot"}): ${parts.join("; ")}.`,
+    summaries ? ` ${summaries} summary ${summaries === 1 ? "message" : "messages"}.` : "",
+  ];
 }
 
 function originalsList(r) {
