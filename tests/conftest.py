@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
+from corpora_support import FULL
 from sampling import THOROUGH_EXAMPLES
 
 settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -20,3 +22,14 @@ settings.register_profile(
     "thorough", deadline=None, max_examples=THOROUGH_EXAMPLES, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test marked ``corpus`` makes a claim about the whole shared corpora: without them it is skipped, saying
+    why (the excerpts in tests/data serve every other test; see corpora_support)."""
+    if FULL:
+        return
+    skip = pytest.mark.skip(reason="needs the whole shared corpora (../shared/corpora or $CHAINSUM_CORPORA)")
+    for item in items:
+        if item.get_closest_marker("corpus") is not None:
+            item.add_marker(skip, append=False)

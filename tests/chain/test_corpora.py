@@ -9,7 +9,7 @@ from chainsum.formats import load
 from chainsum.messages import message_size
 from chainsum.testing import CorpusDocument, corpora_root, iter_documents
 
-pytestmark = pytest.mark.skipif(corpora_root() is None, reason="../shared/corpora is not beside the checkout")
+pytestmark = pytest.mark.corpus
 
 DOCS = list(iter_documents()) if corpora_root() is not None else []
 

@@ -20,6 +20,7 @@ from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import CorpusDocument, iter_documents
 from chainsum.testing.retention import kept_identifiers
 from chainsum.tokens import HeuristicCounter
+from corpora_support import document
 from generators import identifier_histories, well_formed_histories
 from sampling import every_per_corpus, examples
 
@@ -77,6 +78,7 @@ def test_a_larger_budget_never_keeps_fewer_tokens_on_the_example() -> None:
     assert_monotone(sweep(load(EXAMPLE.read_text()).messages))
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "doc", every_per_corpus(list(iter_documents(include_subagents=False)), 25), ids=lambda d: d.label
 )
@@ -99,9 +101,7 @@ def test_the_summary_floor_keeps_a_larger_budget_from_losing_identifiers(floor: 
     before them got less room than at 50 %, losing dates and field names (32 identifiers kept at 50 %, 30 at 65 %).
     The summary's floor (`AutoStrategy.summary_floor`) keeps its room from shrinking; without it the loss is back,
     which shows the test can fail."""
-    doc = next((d for d in iter_documents(include_subagents=False) if d.label == TAU2_4), None)
-    if doc is None:
-        pytest.skip("the shared corpora are not available")
+    doc = document(TAU2_4)
     messages = load(doc.data, doc.format).messages
     total = HeuristicCounter().count_messages(messages)
     kept: list[int] = []
@@ -164,12 +164,11 @@ def test_a_mask_given_room_back_lists_the_identifiers_a_smaller_budget_s_summary
     """tau2 telecom #10: at 65 % of its tokens an old bill lookup right after the summary's cut is masked, and its
     placeholder's usual 240 characters left out a phone number the summary listed at 50 % (39 identifiers kept at
     50 %, 38 at 65 %). The budget's rest now widens that placeholder (`widened_mask`)."""
-    doc = next((d for d in iter_documents(include_subagents=False) if d.label == TAU2_10), None)
-    if doc is None:
-        pytest.skip("the shared corpora are not available")
+    doc = document(TAU2_10)
     assert_identifiers_monotone(load(doc.data, doc.format).messages, (0.5, 0.65))
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize(
     "doc", every_per_corpus(list(iter_documents(include_subagents=False)), 25), ids=lambda d: d.label
 )

@@ -12,7 +12,7 @@ from chainsum.formats import DUMPABLE, Dropped, detect_format, dump, load
 from chainsum.messages import Message, Text, ToolCall
 from chainsum.testing import CorpusDocument, corpora_root, iter_documents
 
-pytestmark = pytest.mark.skipif(corpora_root() is None, reason="../shared/corpora is not beside the checkout")
+pytestmark = pytest.mark.corpus
 
 DOCS = list(iter_documents()) if corpora_root() is not None else []
 TARGETS = ["openai", "openai-responses", "anthropic", "gemini", "bedrock"]

@@ -42,7 +42,7 @@ from chainsum.messages import (
     messages_from_list,
     messages_to_list,
 )
-from chainsum.testing import iter_documents
+from corpora_support import documents
 from formats.formats_support import assert_exact_or_format_error, json_values
 from generators import well_formed_histories
 from sampling import examples
@@ -328,9 +328,7 @@ def _normalized(openai_messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def test_langchain_converts_our_objects_to_the_same_openai_messages_as_chainsum() -> None:
     """A tau-bench run (parallel calls, reused ids) read by chainsum, written as LangChain objects, and converted by
     LangChain's ``convert_to_openai_messages``: the same messages chainsum's own OpenAI writer gives."""
-    doc = next((d for d in iter_documents() if d.label.startswith("tau-bench/") and len(d.data) > 30), None)
-    if doc is None:
-        pytest.skip("the shared corpora are not here")
+    doc = next(d for d in documents() if d.label.startswith("tau-bench/") and len(d.data) > 30)
     messages = load(doc.data, doc.format).messages
     objects = langchain.to_objects(messages)
     theirs = convert_to_openai_messages(objects)

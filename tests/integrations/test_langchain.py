@@ -33,7 +33,6 @@ from chainsum.integrations.langchain import ChainsumMiddleware
 from chainsum.manager import ContextManager, ManagerConfig, SummarizationEvent
 from chainsum.manager._recall import is_recall_message
 from chainsum.messages import Message
-from chainsum.testing import iter_documents
 from chainsum.testing.langchain import (
     LangChainScript,
     ScriptedChatModel,
@@ -42,6 +41,7 @@ from chainsum.testing.langchain import (
     stub_tools,
 )
 from chainsum.tokens import HeuristicCounter
+from corpora_support import documents
 
 CODING_PROMPT = "You are a coding agent working in the user's repository. " * 12
 
@@ -51,7 +51,7 @@ def _corpus() -> tuple[tuple[str, tuple[Message, ...]], ...]:
     """The conversations these tests replay, read in one pass: the first five tau-bench runs and the two Claude Code
     sessions (the corpora are read in order, and Claude Code comes after tau-bench and tau2)."""
     out: list[tuple[str, tuple[Message, ...]]] = []
-    for doc in iter_documents(include_subagents=False):
+    for doc in documents(include_subagents=False):
         tau = doc.label.startswith("tau-bench/") and sum(k.startswith("tau-bench/") for k, _ in out) < 5
         if tau or doc.label.startswith("claude-code/"):
             out.append((doc.label, load(doc.data, doc.format).messages))
@@ -149,6 +149,7 @@ def _check_state(agent: Any, config: dict[str, Any], middleware: ChainsumMiddlew
 # --- hundreds of turns from the corpora ---------------------------------------------------------------------------
 
 
+@pytest.mark.corpus  # the whole session: tests/data holds only its start
 @pytest.mark.parametrize("mode", ["state", "request"])
 def test_a_claude_code_session_stays_inside_the_window(mode: str) -> None:
     """154 model calls of a real Claude Code session (parallel calls, tool output up to 60 KB) at an 8K window, with

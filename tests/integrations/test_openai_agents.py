@@ -46,10 +46,10 @@ from chainsum.integrations.openai_agents import (
 from chainsum.manager import ManagerConfig, SummarizationEvent
 from chainsum.messages import Message
 from chainsum.store import MemoryArchive, SQLiteStore
-from chainsum.testing import iter_documents
 from chainsum.testing.agent_script import AgentScript, ModelTurn, ToolStep, concat_scripts, script_from_messages
 from chainsum.testing.openai_agents import ModelRequest, ReplayModel, script_tools
 from chainsum.tokens import HeuristicCounter
+from corpora_support import documents
 
 set_tracing_disabled(True)
 RUN = RunConfig(tracing_disabled=True)
@@ -104,9 +104,7 @@ class Checked:
 
 
 def corpus_script(shape: str) -> AgentScript:
-    docs = [d for d in iter_documents(include_subagents=False) if d.label.startswith(shape)]
-    if not docs:
-        pytest.skip("the shared corpora are not here (../shared/corpora or $CHAINSUM_CORPORA)")
+    docs = [d for d in documents(include_subagents=False) if d.label.startswith(shape)]
     if shape == "tau-bench":
         parts = [script_from_messages(chainsum.load(d.data, format=d.format).messages, parallel=2) for d in docs[:14]]
         return concat_scripts(parts, label="tau-bench x14")
@@ -129,7 +127,11 @@ def archived_calls(archive: MemoryArchive | SQLiteStore, session: str) -> dict[s
 # --- agents on the corpora ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("shape", "window"), [("tau-bench", 6000), ("claude-code", 16000)])
+@pytest.mark.parametrize(
+    ("shape", "window"),
+    # the whole Claude Code session: tests/data holds only its start
+    [("tau-bench", 6000), pytest.param("claude-code", 16000, marks=pytest.mark.corpus)],
+)
 def test_an_agent_replaying_a_corpus_session_stays_inside_the_window(shape: str, window: int) -> None:
     script = corpus_script(shape)
     instructions = script.system or "You are a coding agent. Use the tools."

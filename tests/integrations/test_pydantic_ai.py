@@ -47,8 +47,8 @@ from chainsum.messages import Message
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer
-from chainsum.testing import iter_documents
 from chainsum.testing.pydantic_ai import INSTRUCTIONS, Replay, dumps, orphans, stand_ins
+from corpora_support import documents
 
 CLAUDE_CODE = "claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 
@@ -66,10 +66,8 @@ def event_loop_for_run_sync() -> Iterator[None]:
 
 
 def _corpus(label_prefix: str, limit: int) -> list[tuple[str, tuple[Message, ...]]]:
-    found = (d for d in iter_documents(include_subagents=False) if d.label.startswith(label_prefix))
+    found = (d for d in documents(include_subagents=False) if d.label.startswith(label_prefix))
     docs = list(itertools.islice(found, limit))
-    if not docs:
-        pytest.skip("the shared corpora (../shared/corpora) are not here")
     return [(d.label, load(d.data, d.format).messages) for d in docs]
 
 
@@ -162,6 +160,7 @@ def _check_replay(
         ]
 
 
+@pytest.mark.corpus  # the whole session: tests/data holds only its start
 def test_a_claude_code_session_through_process_history() -> None:
     """152 model requests of a real Claude Code session (22 of them with parallel calls, signed thinking) at an
     8K window, the processor in ``ProcessHistory`` as pydantic-ai v2 documents it."""

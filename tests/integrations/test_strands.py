@@ -33,9 +33,9 @@ from chainsum.errors import MissingDependencyError
 from chainsum.integrations.strands import ChainsumConversationManager
 from chainsum.manager import ContextManager, ManagerConfig, ManagerEvent
 from chainsum.store import SQLiteStore
-from chainsum.testing import iter_documents
 from chainsum.testing.strands import CannedModel, CannedRequest, Replay, replay_of
 from chainsum.tokens import HeuristicCounter
+from corpora_support import documents
 
 COUNTER = HeuristicCounter()
 
@@ -44,9 +44,7 @@ COUNTER = HeuristicCounter()
 def corpus_replay(prefix: str, runs: int, *, parallel: int = 1) -> Replay:
     """The first `runs` conversations of a corpus, one after the other, as one replay (one system prompt);
     `parallel` merges up to that many consecutive single calls into one step of parallel calls."""
-    docs = [d for d in iter_documents(include_subagents=False) if d.label.startswith(prefix)][:runs]
-    if not docs:
-        pytest.skip(f"corpus {prefix} not found (../shared/corpora or $CHAINSUM_CORPORA)")
+    docs = [d for d in documents(include_subagents=False) if d.label.startswith(prefix)][:runs]
     messages: list[Message] = []
     for i, doc in enumerate(docs):
         loaded = formats.load(doc.data).messages
@@ -157,8 +155,11 @@ async def play(agent: Agent, replay: Replay, turns: slice = slice(None)) -> None
 # long runs over the corpora ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("corpus", "runs", "parallel", "window"),
-    [("tau-bench", 14, 3, 4096), ("claude-code", 1, 1, 16_000)],
-    ids=["tau-bench-14-runs-4k", "claude-code-16k"],
+    # the whole Claude Code session: tests/data holds only its start
+    [
+        pytest.param("tau-bench", 14, 3, 4096, id="tau-bench-14-runs-4k"),
+        pytest.param("claude-code", 1, 1, 16_000, id="claude-code-16k", marks=pytest.mark.corpus),
+    ],
 )
 def test_replayed_agent_stays_inside_the_window(
     corpus: str, runs: int, parallel: int, window: int, tmp_path: Path, store: SQLiteStore

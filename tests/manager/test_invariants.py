@@ -35,6 +35,7 @@ from chainsum.store import MemoryArchive, message_sha256
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import ChainConfig, generate_chain, iter_documents
 from chainsum.tokens import HeuristicCounter
+from corpora_support import document
 from generators import chain_configs, histories, well_formed_histories
 from sampling import THOROUGH, examples
 
@@ -165,6 +166,7 @@ def test_generated_chains(config: ChainConfig, window: int) -> None:
     replay_checked(messages, window, "openai", min_messages=4, cooldown_messages=1, preserve_recent=2)
 
 
+@pytest.mark.corpus
 def test_corpora() -> None:
     """Claude Code sessions at a 64K window (Anthropic), every 10th tau-bench and tau2 run at 4K (OpenAI); every run
     under the thorough profile."""
@@ -194,9 +196,5 @@ def test_a_span_too_small_to_shrink_is_not_sent_to_the_summarizer() -> None:
     """tau-bench airline run 53 at 4K: a long policy prompt, five short messages, then tool calls. Summarizing
     the five messages cannot save anything (a summary and its framing cost more than they do); the summarizer
     used to be called for them anyway, and its summary thrown away."""
-    doc = next(
-        (d for d in iter_documents(include_subagents=False) if d.label == "tau-bench/gpt-4o-airline.json#53"), None
-    )
-    if doc is None:
-        pytest.skip("the shared corpora are not available")
+    doc = document("tau-bench/gpt-4o-airline.json#53")
     replay_checked(prepared_for(formats.load(doc.data, doc.format).messages, "openai"), 4_000, "openai")

@@ -7,15 +7,13 @@ import pytest
 
 from chainsum.formats import load
 from chainsum.rules import PROVIDERS, repair, validate
-from chainsum.testing.corpora import corpora_root, iter_documents
+from corpora_support import documents
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_corpus_repairs_validate(provider: str) -> None:
-    if corpora_root() is None:
-        pytest.skip("the shared corpora (../shared/corpora, or $CHAINSUM_CORPORA) are not here")
     seen = 0
-    for doc in iter_documents():
+    for doc in documents():
         messages = load(doc.data, doc.format).messages
         if doc.format == "openai" and provider == "openai":
             assert validate(messages, provider) == [], doc.label

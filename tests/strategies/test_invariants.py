@@ -133,6 +133,7 @@ def test_large_generated_chains(seed: int) -> None:
             check(messages, strategy, provider, tail_intact=True)
 
 
+@pytest.mark.corpus
 def test_every_corpus_conversation() -> None:
     docs = every_per_corpus(iter_documents(), 10)
     if not docs:

@@ -12,7 +12,7 @@ from chainsum.strategies._safe_split_cut import protected_start, system_prefix
 from chainsum.testing import CorpusDocument, corpora_root, iter_documents
 from strategies.safe_split_words import COUNTER
 
-pytestmark = pytest.mark.skipif(corpora_root() is None, reason="../shared/corpora is not beside the checkout")
+pytestmark = pytest.mark.corpus
 
 DOCS = list(iter_documents()) if corpora_root() is not None else []
 

@@ -150,7 +150,7 @@ def short_summary(transcript: str) -> str:
     return f"summary of {len(transcript)} characters"
 
 
-@pytest.mark.skipif(not DOCS, reason="corpora not available")
+@pytest.mark.corpus
 @pytest.mark.parametrize("config", [SectionsConfig(), SMALL], ids=["defaults", "small"])
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
 def test_corpora_through_the_executor(provider: str, config: SectionsConfig) -> None:

@@ -207,7 +207,7 @@ def test_any_text_gives_a_bounded_nonempty_summary(text: str) -> None:
 DOCS = list(iter_documents()) if corpora_root() is not None else []
 
 
-@pytest.mark.skipif(not DOCS, reason="shared corpora not available")
+@pytest.mark.corpus
 def test_real_corpora_render_parse_and_summarize() -> None:
     summarizer = ExtractiveSummarizer()
     for doc in DOCS[:: max(1, len(DOCS) // 40)]:

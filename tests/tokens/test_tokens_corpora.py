@@ -8,14 +8,14 @@ import pytest
 
 from chainsum.formats import load
 from chainsum.messages import Message
-from chainsum.testing import corpora_root, iter_documents
+from chainsum.testing import iter_documents
 from chainsum.tokens import EncodingUnavailableError, HeuristicCounter, TiktokenCounter
+
+pytestmark = pytest.mark.corpus
 
 
 @pytest.fixture(scope="module")
 def conversations() -> list[tuple[str, list[Message]]]:
-    if corpora_root() is None:
-        pytest.skip("the shared corpora are not next to this checkout (see chainsum.testing.corpora_root)")
     return [(doc.label, list(load(doc.data, doc.format).messages)) for doc in iter_documents()]
 
 

@@ -6,7 +6,7 @@ refresh, fail open, summarizer input capped at 8K tokens). ``specs/summarizing-m
 environment variables (``SUMMARIZATION_ENABLED``, ``SUMMARIZATION_MODEL_ID``, ``SUMMARIZATION_SUMMARY_RATIO`` 0.1
 to 0.8, ``SUMMARIZATION_PRESERVE_RECENT``). Every other threshold gets one variable named mechanically
 ``SUMMARIZATION_`` + the field name in upper case, so a user never has to guess; `ENV_VARS` lists them all (the
-README renders it) and drives the parsing, so the table and the parser cannot drift apart.
+docs site renders it, docs/hooks.py) and drives the parsing, so the table and the parser cannot drift apart.
 
 Where the specs disagree, the choice is written down here:
 
@@ -101,7 +101,7 @@ def _num(x: float) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnvVar:
-    """One environment variable: the row the README renders and the rule `ManagerConfig.from_env` applies."""
+    """One environment variable: the row the configuration page renders and the rule `ManagerConfig.from_env` applies."""
 
     name: str
     field: str
@@ -117,7 +117,7 @@ class EnvVar:
 
     @property
     def allowed(self) -> str:
-        """What the variable accepts, in words (the README's range column and `ConfigError.allowed`)."""
+        """What the variable accepts, in words (the configuration page's range column and `ConfigError.allowed`)."""
         if self.type == "bool":
             return "true/false, 1/0, yes/no, on/off"
         if self.choices:
@@ -541,7 +541,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
         optional=True,
     ),
 )
-"""Every ``SUMMARIZATION_*`` variable, in README order."""
+"""Every ``SUMMARIZATION_*`` variable, in the order the configuration page lists them."""
 
 _BY_FIELD = {v.field: v for v in ENV_VARS}
 assert set(_BY_FIELD) == {f.name for f in fields(ManagerConfig)}, "ENV_VARS must cover every ManagerConfig field"

@@ -61,7 +61,9 @@ class ServerSettings:
     insecure: bool = False
     """Allow a non-loopback address without `api_token`."""
     workers: int = 1
+    """Worker processes; above 1 they need a shared store (a SQLite file or PostgreSQL)."""
     max_body_bytes: int = 32 * 1024 * 1024
+    """Largest request body read (413 above it): a client cannot make the proxy hold an unbounded body."""
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 600.0
     """Longest silence from the upstream in one response (a long generation streams slowly)."""

@@ -1,8 +1,9 @@
 """The shared real-conversation corpora, as raw documents ready for `chainsum.formats.load`.
 
-The corpora live outside the project (``../shared/corpora`` next to the checkout, see its README) and are never
-copied in. `corpora_root()` finds them; `iter_documents()` yields each conversation with the format it is in.
-Tests skip with a reason when the folder is absent.
+The corpora live outside the project (``../shared/corpora`` next to the checkout, see its README). `corpora_root()`
+finds them; `iter_documents()` yields each conversation with the format it is in, from them or from any folder laid
+out the same way: the test suite ships such a folder of excerpts (``tests/data/corpora``), where a run left out of a
+list file is ``null``, so every conversation keeps the label it has in the full corpus.
 """
 
 from __future__ import annotations
@@ -58,13 +59,15 @@ def iter_documents(root: Path | None = None, *, include_subagents: bool = True) 
         return
     tau = root / "tau-bench" / "gpt-4o-airline.json"
     if tau.is_file():
-        for i, run in enumerate(cast(list[dict[str, Any]], _json(tau))):
-            yield _sized(f"tau-bench/{tau.name}#{i}", "openai", run["traj"])
+        for i, run in enumerate(cast(list[dict[str, Any] | None], _json(tau))):
+            if run is not None:
+                yield _sized(f"tau-bench/{tau.name}#{i}", "openai", run["traj"])
     tau2_path = root / "tau2-bench" / "gpt-4.1_telecom_default_gpt-4.1_1trials.json"
     if tau2_path.is_file():
         doc = cast(dict[str, Any], _json(tau2_path))
-        for i, sim in enumerate(cast(list[dict[str, Any]], doc["simulations"])):
-            yield _sized(f"tau2-bench/{tau2_path.name}#{i}", "tau2", sim["messages"])
+        for i, sim in enumerate(cast(list[dict[str, Any] | None], doc["simulations"])):
+            if sim is not None:
+                yield _sized(f"tau2-bench/{tau2_path.name}#{i}", "tau2", sim["messages"])
     cc = root / "claude-code"
     if cc.is_dir():
         files = sorted(cc.glob("*.jsonl"))
