@@ -94,6 +94,56 @@ def test_dry_run_prints_the_plan_and_calls_no_model(tmp_path: Path) -> None:
     assert requests == []
 
 
+@pytest.mark.parametrize("strategy", ["auto", "sections", "safe-split", "ratio", "mask"])
+def test_dry_run_says_each_thing_once(strategy: str) -> None:
+    """A step's line names its span once (it read "summarize messages 1..18: messages 1..18: ..."), does not end
+    by naming it again (safe-split's "...; summarize messages 1..16"), and does not repeat the round's note printed
+    just above it (ratio's reason is its note)."""
+    code, out, err = run("compact", EXAMPLE, "--budget", "700", "--dry-run", "--strategy", strategy)
+    assert code == 0, err
+    note = ""
+    steps = 0
+    for line in out.splitlines():
+        if line.startswith("round "):
+            note = line.partition(" — ")[2]
+        elif line.startswith("  "):
+            steps += 1
+            what, _, why = line.strip().partition(": ")
+            span = re.search(r"messages? \d+(\.\.\d+)?", what)
+            assert span is not None, line
+            assert line.count(span[0]) == 1, line
+            assert not note or note not in why, line
+            assert why == "" or not why.startswith(("message", what.split()[0])), line
+    assert steps > 0
+
+
+def test_dry_run_of_auto_reads_as_a_sentence() -> None:
+    code, out, _ = run("compact", EXAMPLE, "--budget", "700", "--dry-run")
+    assert code == 0
+    assert re.search(
+        r"^  summarize messages 1\.\.\d+: the oldest not yet summarized, into one record block$", out, re.M
+    )
+
+
+def test_budget_0_is_as_small_as_the_strategy_can_make_it(tmp_path: Path) -> None:
+    """``--budget 0`` means what its help says: as small as can be. Reaching that is success (exit 0, said on
+    the summary line), while a budget of 1 token, which no strategy reaches, stays a shortfall (exit 1). Both runs
+    make the same history: 0 is the smallest, not another target."""
+    small, tiny, report = tmp_path / "zero.json", tmp_path / "one.json", tmp_path / "r.json"
+    code, out, err = run("compact", EXAMPLE, "--budget", "0", "-o", str(small), "--report", str(report))
+    assert code == 0, err
+    assert out == "" and "as small as the strategy can make it" in err and "not reached" not in err
+    data = json.loads(report.read_text())
+    assert data["budget"] == 0 and data["valid"] and data["errors"] == []
+    assert data["tokens_after"] < data["tokens_before"] / 4
+    assert validate(load(small.read_text()).messages, "openai") == []
+    code, _, err = run("compact", EXAMPLE, "--budget", "1", "-o", str(tiny))
+    assert code == 1 and "the budget was not reached" in err
+    assert json.loads(tiny.read_text()) == json.loads(small.read_text())
+    code, out, err = run("compact", EXAMPLE, "--budget", "0", "--dry-run")
+    assert code == 0 and f"-> {data['tokens_after']}," in out, err
+
+
 def test_dry_run_with_the_extractive_summarizer_is_exactly_the_run(tmp_path: Path) -> None:
     planned, done = tmp_path / "plan.json", tmp_path / "done.json"
     for budget in ("500", "800", "1200"):
@@ -150,8 +200,12 @@ def test_failing_endpoint_keeps_the_originals(tmp_path: Path) -> None:
             "-o",
             str(out),
         )
-    assert code == 1  # the output is written, and the failure is said, once, with a non-zero exit
-    assert err.count("summarizer failed") == 1 and "HTTP 500" in err
+    # the output is written, and the failure is said once among the final lines, with a non-zero exit (the live
+    # log line the failure also made, when it happened, is a warning line of its own)
+    assert code == 1
+    final = [line for line in err.splitlines() if line.startswith("chainsum: ")]
+    assert sum("summarizer failed" in line for line in final) == 1 and "HTTP 500" in err
+    assert all(line.startswith(("warning ", "tokens ", "chainsum: ")) for line in err.splitlines()), err
     assert json.loads(out.read_text()) == json.loads(Path(EXAMPLE).read_text())  # fails open: nothing lost
 
 
@@ -259,19 +313,16 @@ def _screen(raw: str) -> list[str]:
     return ["".join(r).rstrip() for r in rows]
 
 
-@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
-def test_on_a_terminal_the_bar_counts_calls_against_the_planned_total(tmp_path: Path) -> None:
-    """Run as a user would at a terminal (standard error on a pseudo-terminal): the bar shows the phase and
-    ``N/M summarizer calls`` with M the planned total, never ``0/?``; it is cleared, and the summary line takes its
-    place with no blank line around it."""
+def _on_terminal(args: list[str], *, columns: int = 160) -> tuple[int, str]:
+    """Run ``chainsum ARGS`` as a user would at a terminal: standard error on a pseudo-terminal `columns` wide
+    (standard output discarded). The exit code and everything written to the terminal."""
     import os
     import pty
     import subprocess
 
     primary, secondary = pty.openpty()
-    env = {**os.environ, "COLUMNS": "160", "TERM": "xterm"}
+    env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm"}
     env.pop("FORCE_COLOR", None)
-    args = ["compact", EXAMPLE, "--budget", "950", "--strategy", "ratio", "-o", str(tmp_path / "o.json")]
     proc = subprocess.Popen(
         [sys.executable, "-m", "chainsum", *args],
         stdin=subprocess.DEVNULL,
@@ -290,16 +341,84 @@ def test_on_a_terminal_the_bar_counts_calls_against_the_planned_total(tmp_path: 
             break
         chunks.append(chunk)
     os.close(primary)
-    assert proc.wait(timeout=60) == 0
-    raw = b"".join(chunks).decode("utf-8", errors="replace")
+    return proc.wait(timeout=60), b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def _frames(raw: str) -> list[tuple[int, int]]:
+    """Every ``N/M summarizer calls`` the bar showed, in order."""
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
-    counts = re.findall(r"(\d+)/(\d+) summarizer calls", text)
-    assert counts, raw
     assert "/?" not in text
-    calls = re.search(r"(\d+) summarizer call\(s\)", text)
+    return [(int(done), int(total)) for done, total in re.findall(r"(\d+)/(\d+) summarizer calls", text)]
+
+
+needs_a_terminal = pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+
+
+@needs_a_terminal
+def test_on_a_terminal_the_bar_counts_calls_against_the_planned_total(tmp_path: Path) -> None:
+    """Run as a user would at a terminal (standard error on a pseudo-terminal): the bar shows the phase and
+    ``N/M summarizer calls`` with M the planned total, never ``0/?``; it is cleared, and the summary line takes its
+    place with nothing after it."""
+    args = ["compact", EXAMPLE, "--budget", "950", "--strategy", "ratio", "-o", str(tmp_path / "o.json")]
+    code, raw = _on_terminal(args)
+    assert code == 0
+    counts = _frames(raw)
+    assert counts, raw
+    calls = re.search(r"(\d+) summarizer call\(s\)", raw)
     assert calls is not None and int(calls[1]) >= 2
-    assert counts[-1] == (calls[1], calls[1])  # the last frame: every planned call done
-    assert all(int(done) <= int(total) for done, total in counts)
-    assert "oldest" in text  # the phase: the round's plan note
+    assert counts[-1] == (int(calls[1]), int(calls[1]))  # the last frame: every planned call done
+    assert all(total == int(calls[1]) for _, total in counts)
+    assert "oldest" in raw  # the phase: the round's plan note
     screen = _screen(raw)
-    assert screen[0].startswith("tokens 2801 -> ") and screen[1:] == [""], screen  # bar gone, no blank line
+    assert screen[0].startswith("tokens 2801 -> ") and not any(screen[1:]), screen  # the bar gone, no blank line
+
+
+@needs_a_terminal
+@pytest.mark.parametrize(("strategy", "budget"), [("safe-split", "500"), ("ratio", "950")])
+def test_the_bar_total_stays_put(tmp_path: Path, strategy: str, budget: str) -> None:
+    """The total is the planned number of calls from the first frame on: the executor's own total grows round by
+    round (safe-split at 500: 1 call in round 1, 2 more in round 2), and the bar showed 1/1, then 1/3. A model that
+    takes 0.3 s a call, so that the bar is drawn between calls (rich draws ten times a second)."""
+    summary = FakeText(text="The agent fixed orders/service.py (KeyError 'total').", delay_s=0.3)
+    with FakeLLMServer(default=summary) as server:
+        args = ["compact", EXAMPLE, "--budget", budget, "--strategy", strategy, "--summarizer", "openai:gpt-x"]
+        code, raw = _on_terminal([*args, "--base-url", server.openai_base_url, "-o", str(tmp_path / "o.json")])
+        calls = len(server.requests)
+    assert code in (0, 1)  # 1: the budget was not reached (said after the bar); the bar is what is tested
+    counts = _frames(raw)
+    assert len(counts) >= calls >= 2, counts  # drawn between calls
+    assert len({total for _, total in counts}) == 1 and counts[0][1] >= calls, counts
+    assert [done for done, _ in counts] == sorted(done for done, _ in counts)
+
+
+@needs_a_terminal
+def test_the_bar_label_is_not_cut_at_40_columns(tmp_path: Path) -> None:
+    """The label (the round's plan note, 95 characters for ratio here) is shown whole on a 120-column terminal: every
+    label the bar drew is a whole note (rich redraws ten times a second, so not every round's note is drawn)."""
+    code, plan, _ = run("compact", EXAMPLE, "--budget", "950", "--strategy", "ratio", "--dry-run")
+    assert code == 0
+    notes = [line.partition(" — ")[2] for line in plan.splitlines() if line.startswith("round ")]
+    assert notes and max(len(n) for n in notes) > 80
+    args = ["compact", EXAMPLE, "--budget", "950", "--strategy", "ratio", "-o", str(tmp_path / "o")]
+    code, raw = _on_terminal(args, columns=120)
+    assert code == 0
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    labels = {line.strip() for line in re.split(r"[\r\n]", text) if line.strip().startswith("oldest")}
+    assert labels and labels <= set(notes), (labels, notes)
+    assert "…" not in text
+
+
+@needs_a_terminal
+def test_a_log_line_is_printed_above_the_bar_not_through_it(tmp_path: Path) -> None:
+    """A summarizer that fails logs a warning while the bar is shown: printed by the bar's console, it is a whole
+    line above the bar, and the bar is still cleared at the end."""
+    with FakeLLMServer(default=FakeStatus(status=500)) as server:
+        args = ["compact", EXAMPLE, "--budget", "950", "--strategy", "ratio", "--summarizer", "openai:gpt-x"]
+        code, raw = _on_terminal([*args, "--base-url", server.openai_base_url, "-o", str(tmp_path / "o.json")])
+    assert code == 1
+    screen = [line for line in _screen(raw) if line]
+    warning = [line for line in screen if "summary failed" in line]
+    assert len(warning) == 1 and warning[0].startswith("warning round=<0>"), screen
+    assert warning[0].endswith("| summary failed; originals kept"), warning  # whole: nothing drawn over it
+    assert not any("━" in line or "summarizer calls" in line for line in screen), screen  # the bar cleared
+    assert screen.index(warning[0]) < next(i for i, line in enumerate(screen) if line.startswith("tokens 2801"))

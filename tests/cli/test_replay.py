@@ -184,9 +184,77 @@ def test_a_db_that_cannot_be_opened_is_one_line_naming_it(tmp_path: Path) -> Non
 def test_no_progress_bar_when_standard_error_is_not_a_terminal() -> None:
     code, _, err = run("replay", EXAMPLE, "-w", "1500")
     assert code == 0
-    assert re.match(r"\d+ requests, \d+ compactions", err)
+    assert re.match(r"requests +\d+\n", err)
     assert "replaying" not in err and "\x1b" not in err
-    assert all(line.strip() for line in err.splitlines())
+    assert all(line.strip() and line == line.rstrip() for line in err.splitlines())
+
+
+def _table(err: str) -> dict[str, str]:
+    """The end-of-replay table: name, two spaces or more, value."""
+    rows = [re.fullmatch(r"(\S+(?: \S+)*)  +(.+)", line) for line in err.splitlines()]
+    assert all(rows), err
+    return {row[1]: row[2] for row in rows if row}
+
+
+def test_replay_ends_with_a_short_table(tmp_path: Path) -> None:
+    """Standard error holds five rows whatever the history's length (it held a line per compaction, 145 lines for
+    a long session), each matching the JSON report: requests, compactions, the peak context against the window,
+    the estimated cost and the cache hit share (cached input tokens over input tokens)."""
+    report = tmp_path / "r.json"
+    code, out, err = run("replay", EXAMPLE, "-w", "1500", "--report", str(report))
+    assert code == 0 and out == ""
+    totals = json.loads(report.read_text())["totals"]
+    assert totals["compactions"] >= 3  # several compactions, and still five lines
+    table = _table(err)
+    assert list(table) == ["requests", "compactions", "peak context tokens", "estimated cost", "cache hit share"]
+    assert table["requests"] == f"{totals['requests']:,}"
+    assert table["compactions"].startswith(f"{totals['compactions']}, {totals['summarizer_calls']} summarizer call")
+    assert table["peak context tokens"] == f"{totals['max_context_tokens']:,} of 1,500"
+    assert table["estimated cost"] == f"${totals['cost_usd']:.4f}"
+    share = 100 * totals["cached_input_tokens"] / totals["input_tokens"]
+    assert table["cache hit share"] == f"{share:.1f} %" and 0 < share < 100
+    assert "request " not in err and "rec_" not in err
+
+
+def test_verbose_adds_a_line_per_compaction(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    code, _, err = run("replay", EXAMPLE, "-w", "1500", "-v", "--report", str(report))
+    assert code == 0
+    turns = [t for t in json.loads(report.read_text())["turns"] if t["compacted"]]
+    lines = err.splitlines()
+    assert lines[: len(turns)] == [
+        f"request {t['request']} (message {t['message_index']}): compacted ({t['reason']}) -> {t['context_tokens']} "
+        f"tokens; records {', '.join(t['record_ids'])}"
+        for t in turns
+    ]
+    assert list(_table("\n".join(lines[len(turns) :]))) == [
+        "requests",
+        "compactions",
+        "peak context tokens",
+        "estimated cost",
+        "cache hit share",
+    ]
+    code, _, long_err = run("replay", EXAMPLE, "-w", "1500", "--verbose")
+    assert code == 0 and long_err == err
+
+
+def test_problem_rows_appear_only_when_there_are_problems(tmp_path: Path) -> None:
+    """Requests invalid for the provider are a problem, not a figure: a row for them only when there are any."""
+    doc = [
+        {"role": "user", "content": "first question"},
+        {"role": "assistant", "content": "first answer"},
+        {"role": "user", "content": ""},
+        {"role": "user", "content": "second question"},
+        {"role": "assistant", "content": "second answer"},
+    ]
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(doc))
+    code, _, err = run("replay", str(path), "-f", "openai", "-w", "10000", "--provider", "anthropic")
+    assert code == 0
+    table = _table("\n".join(line for line in err.splitlines() if not line.startswith("warning")))
+    assert int(table["invalid requests"]) >= 1
+    code, _, err = run("replay", EXAMPLE, "-w", "100000")
+    assert code == 0 and "invalid requests" not in err and "over the window" not in err
 
 
 def test_anthropic_recording_warning_counts_messages_as_the_file_does(tmp_path: Path) -> None:

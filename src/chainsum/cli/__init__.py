@@ -12,6 +12,9 @@ def main() -> None:
     try:
         from ._app import app
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        print(f"chainsum: the CLI needs {exc.name}, a dependency of chainsum; reinstall it: pip install chainsum", file=sys.stderr)
+        print(
+            f"chainsum: the CLI needs {exc.name}, a dependency of chainsum; reinstall it: pip install chainsum",
+            file=sys.stderr,
+        )
         raise SystemExit(2) from None
     app()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated
 
 import typer
@@ -20,12 +21,40 @@ from ._serve import serve_cmd
 
 app = typer.Typer(
     name="chainsum",
-    help="Keep LLM conversations inside their context window: inspect, validate, repair and convert chat histories.",
+    # Names no commands: the list below does, each with its line (this one named four of nine).
+    help="Keep LLM conversations inside their context window.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=OneLineUsageGroup,
 )
+
+
+def package_version() -> str:
+    """The installed distribution's version, which is what a bug report needs (an editable install or a wheel
+    built from another commit says so there); ``chainsum.__version__`` when the package runs uninstalled."""
+    try:
+        return version("chainsum")
+    except PackageNotFoundError:
+        from .. import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"chainsum {package_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
+    ] = False,
+) -> None:
+    """The options before the command (only --version: it runs before any command and exits)."""
 
 
 def _provider(value: str) -> str:
@@ -47,7 +76,7 @@ def _report_dropped(dropped: list[Dropped]) -> None:
 
 @app.command()
 def inspect(file: FileArg, format: FormatOpt = None, json: JsonOpt = False) -> None:
-    """Show the chain tree: sections, headers and body pairs with their kinds and sizes in bytes."""
+    """Show the chain tree: sections, headers and pairs with sizes."""
     with user_errors(file):
         conv = read_conversation(file, _format(format))
         chain = Chain.build(conv.messages, repair=True)
@@ -67,8 +96,12 @@ def validate_cmd(
     format: FormatOpt = None,
     json: JsonOpt = False,
 ) -> None:
-    """Check the conversation against a provider's rules. Exit 0 valid, 1 problems found, 2 unreadable input.
-    Messages are counted as the file counts them (an Anthropic ``system`` is not message 0)."""
+    # The docstrings of the commands are their help: plain text, the first paragraph the line in chainsum --help.
+    """Check a conversation against a provider's rules.
+
+    Exit 0 when it is valid, 1 when problems are found, 2 when the input cannot be read. Messages are counted as
+    the file counts them (an Anthropic system prompt is not message 0).
+    """
     with user_errors(file):
         conv = read_conversation(file, _format(format))
         problems = validate(conv.messages, _provider(provider))
@@ -108,7 +141,11 @@ def repair_cmd(
     format: FormatOpt = None,
     output: OutOpt = None,
 ) -> None:
-    """Repair the conversation; print what was repaired (standard error) and the result (in the input's format)."""
+    """Repair a conversation for a provider's rules.
+
+    Without --provider, for the chain's own rules only. What was repaired goes to standard error, the result (in
+    the input's format) to standard output.
+    """
     with user_errors(file):
         conv = read_conversation(file, _format(format))
         positions = wire_indexes(conv)
@@ -143,7 +180,10 @@ def convert(
     ] = False,
     output: OutOpt = None,
 ) -> None:
-    """Convert to another format; what the target cannot express is listed on standard error."""
+    """Convert a conversation to another format.
+
+    What the target cannot express is listed on standard error.
+    """
     if to not in DUMPABLE:
         fail(f"cannot write format {to!r}; choose one of {', '.join(DUMPABLE)}")
     with user_errors(file):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from collections.abc import Callable, Generator
@@ -11,8 +12,7 @@ from typing import Any, NoReturn, cast
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Column
+from rich.markup import escape
 from typer.core import TyperGroup
 
 from ..errors import ChainsumError, FormatError
@@ -24,7 +24,6 @@ __all__ = [
     "OneLineUsageGroup",
     "console",
     "fail",
-    "progress_bar",
     "read_conversation",
     "user_errors",
     "write_json",
@@ -47,23 +46,6 @@ def console(*, stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else _PIPE_WIDTH
     return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
-
-
-def progress_bar(err: Console, unit: str, *, enabled: bool = True) -> Progress:
-    """A progress bar on standard error, shown only when standard error is a terminal (and `enabled`): a pipe or
-    a file gets nothing, whatever ``FORCE_COLOR`` says. One line, ``PHASE ━━━━ N/M UNIT 0:00:05``, cleared when
-    done so that the summary line that follows stands alone. Add its task hidden and show it on the first report, so
-    that no ``0/?`` stands there while the work is planned."""
-    return Progress(
-        TextColumn("{task.description}", table_column=Column(no_wrap=True, overflow="ellipsis", max_width=40)),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn(unit),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not (enabled and sys.stderr.isatty()),
-    )
 
 
 def fail(message: str) -> NoReturn:
@@ -104,9 +86,29 @@ def _one_line_usage() -> Generator[None]:
         fail(f"{sub + ': ' if sub else ''}{message} (see {command} --help)")
 
 
+def _plain(text: str) -> str:
+    """`text` (a docstring or an option's help) as typer's rich help should print it: each paragraph one line, for
+    rich to wrap at the terminal's width (typer keeps the source's line breaks, so a docstring wrapped at 120
+    columns came out ragged at 80), and brackets shown as written (typer reads help as rich markup, in which
+    ``"chainsum[server]"`` loses its ``[server]``)."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return escape("\n\n".join(" ".join(p.split()) for p in paragraphs))
+
+
 class OneLineUsageGroup(TyperGroup):
     """The command group: a usage error is one line and exit 2, like every other error, instead of click's usage
-    block in a rich panel. Running with no arguments still shows the help."""
+    block in a rich panel; every command's help and its options' help are plain text (`_plain`), in the command
+    list and in the command's own ``--help`` alike. Running with no arguments still shows the help."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # typer's own arguments, passed through
+        super().__init__(*args, **kwargs)
+        for command in self.commands.values():
+            plain = cast(Any, command)  # a click Command (typer may carry its own click)
+            if plain.help:
+                plain.help = _plain(plain.help)
+            for param in plain.params:
+                if getattr(param, "help", None):
+                    param.help = _plain(param.help)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # a click Context (typer may carry its own click)
         if not args:

@@ -27,7 +27,9 @@ __all__ = [
     "tokens",
 ]
 
-FileArg = Annotated[str, typer.Argument(help="Conversation file in any supported format; - reads standard input.")]
+FileArg = Annotated[
+    str, typer.Argument(metavar="FILE", help="Conversation file in any supported format; - reads standard input.")
+]
 FormatOpt = Annotated[
     str | None, typer.Option("--format", "-f", help=f"Input format (detected when omitted): {', '.join(FORMATS)}.")
 ]

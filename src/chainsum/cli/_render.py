@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.tree import Tree
 
 from ..chain import Chain, Section
 from ..messages import Message
 
-__all__ = ["chain_dict", "chain_tree", "file_index", "in_file_terms"]
+if TYPE_CHECKING:
+    from ..manager._replay import ReplayReport
+
+__all__ = ["chain_dict", "chain_tree", "file_index", "in_file_terms", "replay_table"]
 
 _MESSAGE_INDEX = re.compile(r"\bmessage (\d+)\b")
 
@@ -112,3 +115,29 @@ def chain_dict(chain: Chain) -> dict[str, Any]:
         "sections": [_section_dict(s) for s in chain.sections],
         "repairs": [{"rule": r.rule, "index": r.index, "detail": r.detail} for r in chain.repairs],
     }
+
+
+def replay_table(report: ReplayReport) -> list[str]:
+    """What a replay came to, in the few figures a reader compares between runs: requests, compactions, the peak
+    context against the window, the estimated cost and the cache hit share (cached input tokens over input tokens:
+    how much of what was sent the provider's prompt cache could serve, which a compaction resets). Rows for invalid
+    requests and requests over the window only when there are any: they are problems, not figures. One line (rich
+    markup) a row, names padded to one column: a rich table pads its last column too, and a pipe got the spaces."""
+    t = report.totals()
+    compactions = f"{t['compactions']}, {t['summarizer_calls']} summarizer call(s)"
+    if t["failures"]:
+        compactions += f", {t['failures']} failed"
+    share = f"{100 * t['cached_input_tokens'] / t['input_tokens']:.1f} %" if t["input_tokens"] else "-"
+    rows = [
+        ("requests", f"{t['requests']:,}"),
+        ("compactions", compactions),
+        ("peak context tokens", f"{t['max_context_tokens']:,} of {report.window:,}"),
+        ("estimated cost", f"${t['cost_usd']:.4f}"),
+        ("cache hit share", share),
+    ]
+    if t["invalid"]:
+        rows.append(("invalid requests", f"[red]{t['invalid']:,}[/]"))
+    if t["over_window"]:
+        rows.append(("over the window", f"[red]{t['over_window']:,}[/]"))
+    width = max(len(name) for name, _ in rows)
+    return [f"[bold]{name.ljust(width)}[/]  {value}" for name, value in rows]

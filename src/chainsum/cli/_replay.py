@@ -7,20 +7,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from ..formats import output_target, wire_indexes
 from ..messages import Message, Text, ToolCall, ToolResult, message_to_dict
 from ..rules import PROVIDERS, repair, validate
-from ._io import console, fail, progress_bar, read_conversation, user_errors, write_json
+from ._io import console, fail, read_conversation, user_errors, write_json
 from ._options import BaseUrlOpt, FileArg, FormatOpt, StrategyOpt, SummarizerOpt, config_from_env
-from ._render import in_file_terms
+from ._progress import logs_to, progress_bar
+from ._render import in_file_terms, replay_table
 
 if TYPE_CHECKING:
     from ..store import SQLiteStore
 
 __all__ = ["expand_cmd", "replay_cmd", "search_cmd"]
 
-DbOpt = Annotated[str, typer.Option("--db", help="SQLite file written by `chainsum replay --db`.")]
+DbOpt = Annotated[str, typer.Option("--db", help="SQLite file written by chainsum replay --db.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable JSON on standard output.")]
 
 
@@ -38,7 +40,8 @@ def _open_store(path: str, *, must_exist: bool) -> SQLiteStore:
 def replay_cmd(
     file: FileArg,
     context_window: Annotated[
-        int | None, typer.Option("--context-window", "-w", help="Window in tokens (else from --model).")
+        int | None,
+        typer.Option("--context-window", "-w", metavar="TOKENS", help="Window in tokens (else from --model)."),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="Look the window up by model name.")] = None,
     strategy: StrategyOpt = None,
@@ -73,20 +76,25 @@ def replay_cmd(
     ] = False,
     report: Annotated[str | None, typer.Option("--report", help="Write the JSON report here (- for stdout).")] = None,
     plot: Annotated[str | None, typer.Option("--plot", help="Write the plot here: OUT.png or OUT.html.")] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also print a line per compaction (request, reason, records).")
+    ] = False,
 ) -> None:
-    """Replay the conversation as an agent would, calling the context manager before each assistant message;
-    report the tokens sent, compactions, summarizer calls and the estimated cost with prompt caching."""
+    # The docstring is the command's help: plain text, its first paragraph the line in chainsum --help.
+    """Replay a recorded conversation through the context manager.
+
+    The manager is called before each assistant message, as an agent calls it before each request. At the end, a
+    short table on standard error: requests, compactions, peak context tokens, the estimated cost with prompt
+    caching and the cache hit share (cached input tokens over input tokens). --report writes every request.
+    """
     from ..manager import ContextManager, UnknownModelError, summarizers_from_config
-    from ..manager._replay import CountingSummarizer, Prices, replay_sync
+    from ..manager._replay import CountingSummarizer, Prices, replay_sync, request_indices
     from ..summarize import ExtractiveSummarizer
     from ..tokens import get_counter
     from ._plot import PLOT_SUFFIXES
 
     if context_window is not None and context_window <= 0:
         fail(f"--context-window must be a positive number of tokens, got {context_window}")
-    config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
-    if context_window is None and model is None and config.context_window is None:
-        fail("give --context-window N or --model NAME (or set SUMMARIZATION_CONTEXT_WINDOW)")
     if provider is not None and provider not in PROVIDERS:
         fail(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
     if plot is not None and Path(plot).suffix.lower() not in (*PLOT_SUFFIXES, ".htm"):
@@ -96,7 +104,11 @@ def replay_cmd(
             fail(f"{name} must not be negative, got {value}")
     if price_summarizer is not None and price_summarizer < 0:
         fail(f"--price-summarizer must not be negative, got {price_summarizer}")
-    with user_errors(file):
+    err = console(stderr=True)
+    with logs_to(err), user_errors(file):
+        config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
+        if context_window is None and model is None and config.context_window is None:
+            fail("give --context-window N or --model NAME (or set SUMMARIZATION_CONTEXT_WINDOW)")
         conv = read_conversation(file, format)
         if not conv.messages:
             fail(f"{file}: the conversation is empty")
@@ -112,7 +124,7 @@ def replay_cmd(
             problems = validate(messages, target)
             if problems:
                 first = in_file_terms(f"message {problems[0].index}", wire_indexes(conv))
-                console(stderr=True).print(
+                err.print(
                     f"[yellow]warning[/] the recording itself breaks {len(problems)} {target} rule(s) (first: "
                     f"{problems[0].rule} at {first}), so requests may be invalid whatever the manager does; "
                     "--repair repairs it first"
@@ -146,8 +158,9 @@ def replay_cmd(
             else (0.0 if is_extractive else price_input),
         )
         try:
-            with progress_bar(console(stderr=True), "requests") as bar:
-                task = bar.add_task("replaying", total=None, visible=False)
+            with progress_bar(err, "requests") as bar:
+                label = f"replaying {name} in a {manager.window:,}-token window"
+                task = bar.add_task(label, total=len(request_indices(messages)) or 1, visible=False)
 
                 def progress(done: int, total: int) -> None:
                     bar.update(task, completed=done, total=total, visible=True)
@@ -165,28 +178,28 @@ def replay_cmd(
                 write_plot(result, plot)
             except OSError as exc:
                 fail(f"{plot}: cannot write: {exc.strerror or exc}")
-    t = result.totals()
-    console(stderr=True).print(
-        f"{t['requests']} requests, {t['compactions']} compactions ({t['failures']} failed), "
-        f"max context {t['max_context_tokens']} of {result.window} tokens, input {t['input_tokens']} "
-        f"({t['cached_input_tokens']} cached), summarizer {t['summarizer_calls']} calls / "
-        f"{t['summarizer_input_tokens']} tokens, estimated cost ${t['cost_usd']:.4f}, "
-        f"invalid requests {t['invalid']}"
-    )
-    for turn in result.turns:
-        if turn.compacted:
-            console(stderr=True).print(
-                f"  request {turn.request} (message {turn.message_index}): compacted ({turn.reason}) -> "
-                f"{turn.context_tokens} tokens; records {', '.join(turn.record_ids)}"
-            )
+    if verbose:
+        for turn in result.turns:
+            if turn.compacted:
+                err.print(
+                    f"request {turn.request} (message {turn.message_index}): compacted ({escape(turn.reason or '')}) "
+                    f"-> {turn.context_tokens} tokens; records {', '.join(turn.record_ids)}"
+                )
+    for line in replay_table(result):
+        err.print(line)
 
 
 def expand_cmd(
-    summary_id: Annotated[str, typer.Argument(help="A summary record id (from a replay report or the store).")],
+    summary_id: Annotated[
+        str, typer.Argument(metavar="SUMMARY_ID", help="A summary record id (from a replay report or the store).")
+    ],
     db: DbOpt,
     json: JsonOpt = False,
 ) -> None:
-    """Print the original messages a summary replaced, verified against their SHA-256."""
+    """Print the original messages a summary replaced.
+
+    They are checked against the SHA-256 recorded when they were archived.
+    """
     store = _open_store(db, must_exist=True)
     try:
         with user_errors():
@@ -220,13 +233,13 @@ def _part_lines(message: Message) -> list[str]:
 
 
 def search_cmd(
-    query: Annotated[str, typer.Argument(help="Words to find in archived messages.")],
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="Words to find in archived messages.")],
     db: DbOpt,
     session: Annotated[str | None, typer.Option("--session", help="Only this session.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many hits.")] = 20,
     json: JsonOpt = False,
 ) -> None:
-    """Full-text search over the messages a replay archived, best match first."""
+    """Search the messages a replay archived, best match first."""
     if limit <= 0:
         fail(f"--limit must be positive, got {limit}")
     store = _open_store(db, must_exist=True)

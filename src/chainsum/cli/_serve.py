@@ -35,14 +35,23 @@ def serve_cmd(
     workers: Annotated[int, typer.Option("--workers", help="Worker processes (needs --db or --postgres).")] = 1,
     context_window: Annotated[
         str | None,
-        typer.Option("--context-window", help="Window for every request (else the model table, or the header)."),
+        typer.Option(
+            "--context-window",
+            metavar="TOKENS",
+            help="Window for every request (else the model table, or the header).",
+        ),
     ] = None,
     insecure: Annotated[
         bool, typer.Option("--insecure", help="Allow a non-loopback address without CHAINSUM_API_TOKEN.")
     ] = False,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
 ) -> None:
-    """Serve the proxy (/v1/chat/completions, /v1/messages, /v1/responses), the session API and the page."""
+    # The docstring is the command's help: plain text, its first paragraph the line in chainsum --help.
+    """Serve the compacting proxy, the session API and the web page.
+
+    The proxy answers /v1/chat/completions, /v1/messages and /v1/responses. Needs the server extra:
+    pip install "chainsum[server]".
+    """
     try:
         import uvicorn
 
