@@ -2,7 +2,8 @@
 ``executable_path``: no browser download), against a real server with the fake upstream.
 
 The whole flow of ``specs/summarizing-manager-events.md`` through the page's own chat panel: the conversation crosses
-the trigger, the banner shows the spec's text, dismissing keeps the badge, a malformed event changes nothing,
+the trigger, the banner shows the event's figures (exact, not the spec's "~13K": issue 22, whose figures are checked
+place by place in ``test_page_figures.py``), dismissing keeps the badge, a malformed event changes nothing,
 expanding a summary shows its verified originals, the gauge shows what the session API says, clearing removes the
 badge and the banner. Then the API token prompt, and the dark theme on a phone with the keyboard.
 
@@ -11,109 +12,30 @@ Screenshots of each state go to ``$CHAINSUM_SCREENSHOTS`` (default: the test's t
 
 from __future__ import annotations
 
-import contextlib
-import math
-import os
 import re
-import shutil
 import time
-from collections.abc import Callable, Generator, Iterator
-from pathlib import Path
 from typing import Any, cast
 
 import httpx
-import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, Response, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from chainsum.manager import ManagerConfig
 from chainsum.store import SQLiteStore
 from chainsum.testing import FakeLLMServer
 from chainsum.testing.fake_llm import FakeText
-from server.server_support import Running, proxy
+from server.page_support import (
+    WINDOW,
+    Shot,
+    banner_text,
+    bulk_conversation,
+    last_summarized_event,
+    open_page,
+    question,
+    wait_listed,
+)
+from server.server_support import proxy
 
 SUMMARIZED = "Context has been summarized"
-WINDOW = 1000
-"""Small, so that the chat crosses the trigger (80%) after the 12 messages a compaction needs."""
-
-
-def _chromium() -> str | None:
-    return os.environ.get("CHAINSUM_CHROMIUM") or shutil.which("chromium")
-
-
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Playwright]:
-    with sync_playwright() as pw:
-        yield pw
-
-
-@pytest.fixture(scope="module")
-def browser(playwright: Playwright) -> Iterator[Browser]:
-    path = _chromium()
-    if path is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing: .ci/run installs Debian's chromium with apt-get")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium); CI installs it and runs these")
-    launched = playwright.chromium.launch(executable_path=path, headless=True)
-    try:
-        yield launched
-    finally:
-        launched.close()
-
-
-Shot = Callable[[Page, str], None]
-
-
-@pytest.fixture
-def shot(tmp_path: Path, request: pytest.FixtureRequest) -> Shot:
-    """Save a full-page screenshot named after the test and the state."""
-    where = Path(os.environ.get("CHAINSUM_SCREENSHOTS") or tmp_path)
-    where.mkdir(parents=True, exist_ok=True)
-    test = request.node.name.removeprefix("test_")
-
-    def take(page: Page, state: str) -> None:
-        page.evaluate("window.scrollTo(0, 0)")  # sticky columns are drawn where the viewport is
-        page.screenshot(path=where / f"{test}-{state}.png", full_page=True, animations="disabled")
-
-    return take
-
-
-class Watch:
-    """A page's console warnings and uncaught errors (none are expected)."""
-
-    def __init__(self, page: Page) -> None:
-        self.warnings: list[str] = []
-        self.errors: list[str] = []
-        self.failed: list[str] = []
-        """Requests the server answered with an error status (a console error names no URL; this does)."""
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-        page.on("response", self._response)
-
-    def _response(self, response: Response) -> None:
-        if response.status >= 400:
-            self.failed.append(f"{response.request.method} {response.url} {response.status}")
-
-    def _console(self, message: ConsoleMessage) -> None:
-        if message.type == "warning":
-            self.warnings.append(message.text)
-        elif message.type == "error":
-            self.errors.append(message.text)
-
-
-def js_round(x: float) -> int:
-    """JavaScript's Math.round (halves round up), which the page's figures use."""
-    return math.floor(x + 0.5)
-
-
-def banner_text(event: dict[str, Any]) -> str:
-    """The banner's text, computed here independently of the page: the event's exact pair, its removed tokens and
-    its ratio (never "~2K" beside "1,578": issue 22)."""
-    pair = f"{event['tokensBefore']:,} → {event['tokensAfter']:,} tokens"
-    removed = event["tokensRemoved"]
-    if removed >= 0:
-        percent = js_round(event["contextCompressionRatio"] * 100)
-        return f"Context optimized: {pair} ({removed:,} fewer, {percent}% reduction)"
-    return f"Context optimized: {pair} ({-removed:,} more)"
 
 
 CONFIG = ManagerConfig(preserve_recent=4, recall_token_ratio=0.2)
@@ -124,58 +46,11 @@ FIRST = "My order number is ORD-7731; please remember it."
 RECALLING = "Which order number did I give you at the start, ORD-7731?"
 
 
-def question(i: int) -> str:
-    return f"Question {i}: tell me about alpha{i}. " + "The quick brown fox jumps over the lazy dog. " * 12
-
-
-@contextlib.contextmanager
-def open_page(browser: Browser, url: str, **options: Any) -> Generator[tuple[Page, Watch]]:
-    """The page in a fresh browser context, closed before the server stops (its event stream would hold it)."""
-    settings: dict[str, Any] = {"locale": "en-US", "viewport": {"width": 1400, "height": 1000}, **options}
-    context = browser.new_context(**settings)
-    try:
-        page = context.new_page()
-        page.set_default_timeout(10_000)
-        watch = Watch(page)
-        page.goto(url + "/")
-        yield page, watch
-    finally:
-        context.close()
-
-
-def bulk_conversation(run: Running, session: str, turns: int, window: int = WINDOW) -> str:
-    """A conversation sent through the proxy with httpx; returns the session id the proxy gave it."""
-    headers = {"X-Chainsum-Session": session, "X-Chainsum-Context-Window": str(window)}
-    history: list[dict[str, str]] = []
-    sid = ""
-    with httpx.Client(base_url=run.url, timeout=30) as client:
-        for i in range(turns):
-            history.append({"role": "user", "content": question(100 + i)})
-            response = client.post(
-                "/v1/chat/completions", json={"model": "fake-model", "messages": history}, headers=headers
-            )
-            response.raise_for_status()
-            sid = response.headers["x-chainsum-session"]
-            history.append({"role": "assistant", "content": response.json()["choices"][0]["message"]["content"]})
-    return sid
-
-
 def sent(fake: FakeLLMServer) -> dict[str, Any]:
     """The body of the last request the upstream received."""
     body = fake.requests[-1].json
     assert isinstance(body, dict)
     return cast(dict[str, Any], body)
-
-
-def wait_listed(run: Running, sid: str, token: str | None = None) -> list[str]:
-    """The session ids listed once `sid` is (the session directory is written in the background)."""
-    deadline = time.monotonic() + 10
-    with run.api(token) as client:
-        while True:
-            ids = [s["id"] for s in client.get("/api/sessions").json()["sessions"]]
-            if sid in ids or time.monotonic() > deadline:
-                return ids
-            time.sleep(0.02)
 
 
 def badges(page: Page) -> set[str]:
@@ -184,14 +59,6 @@ def badges(page: Page) -> set[str]:
         ".session-item", "items => items.filter(i => i.querySelector('.badge')).map(i => i.dataset.session)"
     )
     return set(ids)
-
-
-def last_summarized_event(run: Running, session: str) -> dict[str, Any]:
-    with run.api() as client:
-        events = client.get(f"/api/sessions/{session}").json()["events"]
-    found = [e for e in events if e["type"] == "context_summarized"]
-    assert found, f"no context_summarized event for {session}"
-    return max(found, key=lambda e: e["seq"])
 
 
 def test_the_spec_flow_through_the_chat_panel(

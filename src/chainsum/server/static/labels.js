@@ -5,7 +5,8 @@
 
 import { int } from "./dom.js";
 
-const plural = (n, one, many) => `${int(n)} ${n === 1 ? one : many}`;
+/** "1 message", "9 messages". */
+export const plural = (n, one, many) => `${int(n)} ${n === 1 ? one : many}`;
 
 /** The headline of a record: "Summary of 9 messages", "Masked tool output: 3 results", ... */
 export function recordLabel(r) {

@@ -10,7 +10,7 @@ import { summarization } from "./banner.js";
 import { h, int, messageText, shortId, sparkles, summarizedBadge, timeAgo } from "./dom.js";
 import { compactionFigures, displayMessage, recallNote } from "./figures.js";
 import { renderGauge } from "./gauge.js";
-import { blockKind, blockLabel, messageTag, recordLabel } from "./labels.js";
+import { blockKind, blockLabel, messageTag, plural, recordLabel } from "./labels.js";
 import { emit, state } from "./state.js";
 
 export function mountSession(root) {
@@ -19,9 +19,12 @@ export function mountSession(root) {
   let notice = "";
   const open = new Set(); // keys of the <details> the reader opened: kept open across live refreshes
   const cache = new Map(); // originals already fetched, by what they were fetched for
+  let applied = null; // the last event drawn: a later change of the badges alone must not draw it again
   summarization.addEventListener("change", () => {
     view?.renderTitle();
     const event = summarization.contextSummarized;
+    if (event === applied) return;
+    applied = event;
     if (event && event.sessionId === current) view?.applyEvent(event); // the gauge moves with the banner
   });
 
@@ -210,11 +213,18 @@ export function mountSession(root) {
 
     let row = null; // the last session row drawn: its window and trigger, for a gauge drawn from an event
 
-    /** The gauge from a context_summarized event of this session: its tokensAfter is what the row will say. */
+    /**
+     * A context_summarized event of this session, at once: the gauge, and the context's header, take its
+     * tokensAfter (what the session API will say); the messages themselves follow with the refresh the event asks.
+     */
     const applyEvent = (event) => {
       if (row === null || event.sessionId !== id) return;
       const window = typeof event.window === "number" ? event.window : row.window;
       gauge.replaceChildren(renderGauge({ tokens: event.tokensAfter, window, trigger: row.trigger }));
+      contextNote.replaceChildren(
+        h("strong", { class: "context-total", text: `${int(event.tokensAfter)} tokens in the window` }),
+        " (compacted just now; loading its messages…)",
+      );
     };
 
     const renderTitle = () => {
@@ -293,12 +303,12 @@ export function mountSession(root) {
         "div",
         { class: "block-head" },
         h("strong", { text: blockLabel(b) }),
-        h("span", { class: "depth-tag", text: `depth ${b.depth}` }),
+        kind === "summary" ? h("span", { class: "depth-tag", text: `depth ${b.depth}` }) : null,
         h("code", { title: b.id, text: b.id }),
       ),
       kind === "summary" ? h("div", { class: "text", text: b.text }) : null,
       recordId
-        ? originals(`block:${b.id}`, `record:${recordId}`, `Originals (${int(b.messages)} messages, from the archive)`, () =>
+        ? originals(`block:${b.id}`, `record:${recordId}`, `Originals (${plural(b.messages, "message", "messages")}, from the archive)`, () =>
             apiJson(`/api/summaries/${encodeURIComponent(recordId)}/originals`),
           )
         : h("p", { class: "muted", text: "No summary record of this block in the store." }),
@@ -339,7 +349,7 @@ export function mountSession(root) {
     const facts = [
       fact("Parent", r.parent_id ? h("code", { title: r.parent_id, text: shortId(r.parent_id) }) : "none (first)"),
       fact("Tokens before → after", r.figures ? compactionFigures(r.figures) : "not known"),
-      fact("Originals", `${int(r.messages)} messages${typeof r.original_tokens === "number" ? `, ${int(r.original_tokens)} tokens` : ""}`),
+      fact("Originals", `${plural(r.messages, "message", "messages")}${typeof r.original_tokens === "number" ? `, ${int(r.original_tokens)} tokens` : ""}`),
     ];
     if (r.kind === "summary") facts.push(fact("Summary", `${int(r.summary_tokens)} tokens`));
     return h(
@@ -356,7 +366,7 @@ export function mountSession(root) {
       h("dl", { class: "facts" }, facts),
       r.kind === "summary" ? kept(`text:${r.id}`, "Summary text", h("div", { class: "text", text: r.summary })) : null,
       r.messages > 0
-        ? originals(`rec:${r.id}`, `record:${r.id}`, `Originals (${int(r.messages)} messages, from the archive)`, () =>
+        ? originals(`rec:${r.id}`, `record:${r.id}`, `Originals (${plural(r.messages, "message", "messages")}, from the archive)`, () =>
             apiJson(`/api/summaries/${encodeURIComponent(r.id)}/originals`),
           )
         : null,
