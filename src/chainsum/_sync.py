@@ -66,7 +66,10 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
     coroutine runs, so no coroutine object is created that could be left unawaited."""
     try:
         asyncio.get_running_loop()
+        running = True
     except RuntimeError:
+        running = False
+    if not running:  # outside the except block: an error of the coroutine is not chained to "no running loop"
         if threading.current_thread() is threading.main_thread():
             return _run_on_main(factory)
         return _run(factory)

@@ -16,6 +16,7 @@ from chainsum.formats import load
 from chainsum.rules import validate
 from chainsum.testing import FakeLLMServer
 from chainsum.testing.fake_llm import FakeStatus, FakeText
+from corpora_support import data_root
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = str(ROOT / "examples" / "support-session.json")
@@ -262,12 +263,7 @@ def test_hard_limit_below_the_budget_is_a_usage_error() -> None:
 def test_a_claude_code_log_is_compacted_into_anthropic_json(tmp_path: Path) -> None:
     """A Claude Code session (read only) follows Anthropic's rules and is written as Anthropic JSON, as
     `chainsum.formats.output_target` decides: the summary line and the output agree."""
-    from chainsum.testing.corpora import corpora_root
-
-    root = corpora_root()
-    logs = sorted((root / "claude-code").glob("*.jsonl")) if root is not None else []
-    if not logs:
-        pytest.skip("the shared Claude Code corpus is not here (../shared/corpora)")
+    logs = sorted((data_root() / "claude-code").glob("*.jsonl"))
     src, out = tmp_path / "session.jsonl", tmp_path / "out.json"
     src.write_text("".join(logs[0].read_text(encoding="utf-8").splitlines(keepends=True)[:60]), encoding="utf-8")
     assert load(src.read_text(encoding="utf-8")).format == "claude-code"

@@ -4,11 +4,16 @@ in the archive."""
 
 from __future__ import annotations
 
+import logging
+from typing import cast
+
 import pytest
 
 from chainsum.errors import SummarizerError
+from chainsum.manager import ContextManager, ManagerConfig
 from chainsum.manager._events import ManagerEvent, SummarizationEvent, SummarizationFailedEvent
 from chainsum.store import MemoryArchive
+from chainsum.strategies import Strategy
 from chainsum.testing import ScriptedSummarizer
 from manager.manager_support import SYSTEM, Dict, Sleeps, make, turn
 
@@ -149,3 +154,36 @@ def test_async_callback_receives_the_event() -> None:
     manager.events.subscribe(on_event)
     prepared = manager.prepare_sync(_history_over_trigger())
     assert seen == [prepared.event]
+
+
+class _BrokenPlanner:
+    """A strategy with a bug: every plan raises."""
+
+    name = "broken"
+
+    def plan(self, messages: object, ctx: object) -> object:
+        raise ValueError("span 2:19 separates a tool call from its result")
+
+
+def test_a_compaction_that_raises_logs_one_line_with_its_cause(caplog: pytest.LogCaptureFixture) -> None:
+    """Fail open, and say why in one WARNING line: no traceback, and none of the sync wrapper's "no running event
+    loop" chained to it (the repro of issue 21 logged both)."""
+    events: list[ManagerEvent] = []
+    manager = ContextManager(
+        ManagerConfig(),
+        context_window=4000,
+        strategy=cast(Strategy, _BrokenPlanner()),
+        summarizers=[ScriptedSummarizer(["unused"])],
+        archive=MemoryArchive(),
+        on_event=events.append,
+    )
+    history = _history_over_trigger()
+    with caplog.at_level(logging.INFO):
+        prepared = manager.prepare_sync(history)
+    assert len(prepared.messages) == len(history)
+    assert [type(e) for e in events] == [SummarizationFailedEvent]
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1
+    message = lines[0].getMessage()
+    assert "ValueError: span 2:19 separates a tool call from its result" in message
+    assert lines[0].exc_info is None and "no running event loop" not in caplog.text

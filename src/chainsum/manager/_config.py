@@ -101,7 +101,8 @@ def _num(x: float) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnvVar:
-    """One environment variable: the row the configuration page renders and the rule `ManagerConfig.from_env` applies."""
+    """One environment variable: the row the configuration page renders and the rule `ManagerConfig.from_env`
+    applies."""
 
     name: str
     field: str

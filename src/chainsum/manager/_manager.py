@@ -674,7 +674,8 @@ class ContextManager:
         try:
             final, chain, results = await self._pipeline(source, budget, hard, depth)
         except Exception as exc:  # a planner bug or an unusable history: fail open, say why
-            logger.exception("session=<%s> | compaction raised; history kept", self.session)
+            # the failed event's one WARNING line carries the cause; the traceback is for debugging
+            logger.debug("session=<%s> | compaction raised; history kept", self.session, exc_info=True)
             return await self._failed(
                 frame, reason, f"{type(exc).__name__}: {exc}", "error", None, tokens_before, started
             )

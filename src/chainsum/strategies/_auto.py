@@ -302,10 +302,13 @@ class AutoStrategy:
                 # summarizing up to the highest cut leaves, and the cut moves forward until it leaves that much: a
                 # length taken from the chosen cut shrank as a larger budget kept one more message verbatim, and
                 # the summary listed fewer of the span's identifiers.
-                want = max(min(planned, room_at(highest, ())), _LEAST_TARGET_TOKENS)
+                # `highest` (the start of the protected tail) need not be a safe cut: a tool call right before it
+                # would be split from its result, and the executor's check rejects such a plan
+                top = next((c for c in range(highest, cut, -1) if cuts[c]), cut)
+                want = max(min(planned, room_at(top, ())), _LEAST_TARGET_TOKENS)
                 later = cut
-                while left < want and later < highest:
-                    later = next((c for c in range(later + 1, highest + 1) if c == highest or cuts[c]), highest)
+                while left < want and later < top:
+                    later = next(c for c in range(later + 1, top + 1) if cuts[c])
                     moved, _ = build(later)
                     moved_last = moved[-1]
                     if not (isinstance(moved_last, Summarize) and len(moved) == 1):
