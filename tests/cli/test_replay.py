@@ -24,6 +24,7 @@ TOTAL_KEYS = {
     "max_context_tokens",
     "input_tokens",
     "cached_input_tokens",
+    "cache_hit_share",
     "cost_usd",
 }
 runner = CliRunner()
@@ -59,6 +60,7 @@ def test_report_keys_and_invariants(replayed: tuple[dict[str, Any], Path]) -> No
     assert totals["max_context_tokens"] == max(t["context_tokens"] for t in turns)
     assert totals["cost_usd"] == pytest.approx(sum(t["cost_usd"] for t in turns))
     assert totals["cached_input_tokens"] <= totals["input_tokens"]
+    assert totals["cache_hit_share"] == pytest.approx(totals["cached_input_tokens"] / totals["input_tokens"], abs=1e-6)
     assert all(t["cached_input_tokens"] <= t["context_tokens"] for t in turns)
 
 

@@ -127,7 +127,7 @@ def replay_table(report: ReplayReport) -> list[str]:
     compactions = f"{t['compactions']}, {t['summarizer_calls']} summarizer call(s)"
     if t["failures"]:
         compactions += f", {t['failures']} failed"
-    share = f"{100 * t['cached_input_tokens'] / t['input_tokens']:.1f} %" if t["input_tokens"] else "-"
+    share = "-" if t["cache_hit_share"] is None else f"{100 * t['cache_hit_share']:.1f} %"
     rows = [
         ("requests", f"{t['requests']:,}"),
         ("compactions", compactions),

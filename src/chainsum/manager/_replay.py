@@ -136,6 +136,8 @@ class ReplayReport:
 
     def totals(self) -> dict[str, Any]:
         t = self.turns
+        sent = sum(x.context_tokens for x in t)
+        cached = sum(x.cached_input_tokens for x in t)
         return {
             "requests": len(t),
             "compactions": sum(x.compacted for x in t),
@@ -143,8 +145,10 @@ class ReplayReport:
             "summarizer_calls": sum(x.summarizer_calls for x in t),
             "summarizer_input_tokens": sum(x.summarizer_input_tokens for x in t),
             "max_context_tokens": max((x.context_tokens for x in t), default=0),
-            "input_tokens": sum(x.context_tokens for x in t),
-            "cached_input_tokens": sum(x.cached_input_tokens for x in t),
+            "input_tokens": sent,
+            "cached_input_tokens": cached,
+            # what the provider's prompt cache could serve: a compaction, or any earlier change, resets it
+            "cache_hit_share": round(cached / sent, 6) if sent else None,
             "cost_usd": round(sum(x.cost_usd for x in t), 8),
             "over_window": sum(x.over_window for x in t),
             "recalled": sum(len(x.recalled) for x in t),
