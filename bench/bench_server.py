@@ -17,13 +17,25 @@ scenario: p50 and p99 latency direct and through chainsum, the p50 and p99 overh
 the ratio), how many requests compacted, chainsum's throughput, the overhead of the first and of the last quarter
 of the turns (the shortest and the longest histories), and the bare pass-through's p50 overhead. The issue's
 target: p50 overhead <= 2 ms at 200 messages with nothing to do, flat as histories grow.
+
+Agent clients (``--agents`` runs only these): a Claude Code-shaped session (Anthropic Messages: 20K tokens of tool
+definitions, a 6K-token system prompt with ``cache_control``, a tool step of 2-9 KB output per request, 26 requests
+of 115-350 KB) and a Codex-shaped one (OpenAI Responses: instructions, function tools, ``reasoning`` items with
+``encrypted_content``, ``function_call`` / ``function_call_output`` items, ``store: false``, ``include``,
+``prompt_cache_key``), sent as their clients send them (no chainsum header; a new session each round), direct,
+through the bare pass-through and through chainsum, with nothing to compact (a 200K window) and compacting (a
+window the session outgrows). Printed: the p50 overhead of each proxy over direct, chainsum's against the bare
+one's (the target: <= 2x), the first and last quarter of the session (flat as it grows), and the p50 overhead of
+the requests chainsum compacted (the target: <= 20 ms of chainsum time).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -88,6 +100,205 @@ async def _drive(url: str, sessions: int, turns: int, window: int | None, start_
         return Run(latencies, compacted, time.perf_counter() - started)
 
 
+_LOREM = (
+    "read write run test file path error module function value config build check list update result output "
+    "commit branch change review line cause fix report status request handler session cache token window"
+).split()
+
+
+def _words(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(_LOREM) for _ in range(n))
+
+
+def _output(rng: random.Random, size: int) -> str:
+    lines: list[str] = []
+    while sum(len(line) + 1 for line in lines) < size:
+        lines.append(
+            f"src/mod_{rng.randint(0, 99)}/file_{rng.randint(0, 999)}.py:{rng.randint(1, 900)}: {_words(rng, 9)}"
+        )
+    return "\n".join(lines)
+
+
+def claude_code_bodies(run: int, requests: int = 26) -> list[bytes]:
+    """Request bodies shaped like Claude Code's (Anthropic Messages, non-streaming here), each the previous one
+    plus a tool step: the tools and the system prompt stay, ``cache_control`` on the system prompt and on the
+    newest message, as Claude Code places them."""
+    rng = random.Random(7)
+    tools = [
+        {
+            "name": f"Tool{i}",
+            "description": _words(rng, 520),
+            "input_schema": {
+                "type": "object",
+                "properties": {f"arg{k}": {"type": "string", "description": _words(rng, 30)} for k in range(6)},
+                "required": ["arg0"],
+            },
+        }
+        for i in range(20)
+    ]
+    system = [
+        {"type": "text", "text": "You are Claude Code, Anthropic's official CLI for Claude."},
+        {"type": "text", "text": _words(rng, 4300), "cache_control": {"type": "ephemeral"}},
+    ]
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": f"[run {run}] Find why the nightly build fails."}]}
+    ]
+    bodies: list[bytes] = []
+    for step in range(requests):
+        last = json.loads(json.dumps(messages[-1]))
+        last["content"][-1]["cache_control"] = {"type": "ephemeral"}
+        body = {
+            "model": "claude-sonnet-4-6",
+            "max_tokens": 32000,
+            "system": system,
+            "tools": tools,
+            "messages": [*messages[:-1], last],
+            "metadata": {"user_id": f"user_bench_account__session_{run:08d}-0000-4000-8000-{step * 0:012d}"},
+        }
+        bodies.append(json.dumps(body).encode())
+        call = f"toolu_{run:04d}{step:020d}"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": _words(rng, 20)},
+                    {"type": "tool_use", "id": call, "name": "Bash", "input": {"command": f"grep -rn {_LOREM[step]}"}},
+                ],
+            }
+        )
+        output = _output(rng, rng.randint(2_000, 9_000))
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": output}]})
+    return bodies
+
+
+def codex_bodies(run: int, requests: int = 26) -> list[bytes]:
+    """Request bodies shaped like Codex CLI's (OpenAI Responses, non-streaming here): instructions, function tools,
+    and per step a reasoning item with encrypted content, an ``exec_command`` call and its output."""
+    rng = random.Random(11)
+    tools = [
+        {
+            "type": "function",
+            "name": name,
+            "description": _words(rng, 200),
+            "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]},
+        }
+        for name in ("exec_command", "write_stdin", "apply_patch", "view_image")
+    ]
+    items: list[dict[str, Any]] = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": _words(rng, 300)}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": f"[run {run}] Fix the build."}]},
+    ]
+    bodies: list[bytes] = []
+    for step in range(requests):
+        body = {
+            "model": "gpt-5-codex",
+            "instructions": _words(rng if step == 0 else random.Random(3), 2500),
+            "input": items,
+            "tools": tools,
+            "tool_choice": "auto",
+            "parallel_tool_calls": False,
+            "reasoning": {"effort": "medium", "summary": "auto"},
+            "store": False,
+            "stream": False,
+            "include": ["reasoning.encrypted_content"],
+            "prompt_cache_key": f"bench-codex-{run}",
+        }
+        bodies.append(json.dumps(body).encode())
+        call = f"call_{run:04d}{step:020d}"
+        items = [
+            *items,
+            {"type": "reasoning", "id": f"rs_{run}_{step}", "summary": [], "encrypted_content": "gAAAA" + "x" * 1500},
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "arguments": json.dumps({"cmd": "pytest -x"}),
+                "call_id": call,
+            },
+            {"type": "function_call_output", "call_id": call, "output": _output(rng, rng.randint(2_000, 9_000))},
+        ]
+    return bodies
+
+
+@dataclass
+class AgentRun:
+    latencies: list[list[float]]
+    """Per round, the latency of each request in order."""
+    compacted: list[list[bool]]
+
+
+async def _drive_agent(url: str, path: str, bodies: list[bytes], window: int | None) -> tuple[list[float], list[bool]]:
+    headers = {"content-type": "application/json", "x-api-key": "sk-bench", "authorization": "Bearer sk-bench"}
+    if window is not None:
+        headers["X-Chainsum-Context-Window"] = str(window)
+    latencies: list[float] = []
+    compacted: list[bool] = []
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        for body in bodies:
+            started = time.perf_counter()
+            r = await client.post(path, content=body, headers=headers)
+            latencies.append(time.perf_counter() - started)
+            r.raise_for_status()
+            compacted.append(r.headers.get("x-chainsum-summarized") == "true")
+    return latencies, compacted
+
+
+def _overheads(run: AgentRun, direct: AgentRun, only: list[list[bool]] | None = None) -> list[float]:
+    """Per request, ms: the same body's latency through a proxy minus direct, in the same round."""
+    return [
+        (p - d) * 1000
+        for r, (lat, base) in enumerate(zip(run.latencies, direct.latencies, strict=True))
+        for i, (p, d) in enumerate(zip(lat, base, strict=True))
+        if only is None or only[r][i]
+    ]
+
+
+def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> None:
+    print()
+    print("agent clients: 26 requests a session (115-350 KB), non-streaming, a new session each round")
+    print(
+        f"{'scenario':40} {'direct p50 ms':>13} {'bare +p50':>9} {'chainsum +p50':>13} {'x bare':>6} "
+        f"{'+p50 first/last q':>18} {'compacted':>9} {'+p50 compacting':>15}"
+    )
+    for index, (name, make, path, window) in enumerate(
+        (
+            ("Claude Code-shaped, nothing to compact", claude_code_bodies, "/v1/messages", 200_000),
+            ("Claude Code-shaped, compacting (64K)", claude_code_bodies, "/v1/messages", 64_000),
+            ("Codex-shaped, nothing to compact", codex_bodies, "/v1/responses", 200_000),
+            ("Codex-shaped, compacting (24K)", codex_bodies, "/v1/responses", 24_000),
+        )
+    ):
+        direct, bare, through = AgentRun([], []), AgentRun([], []), AgentRun([], [])
+        for r in range(rounds):
+            bodies = make(100 * r + index)
+            for run, base, win in (
+                (direct, upstream.removesuffix("/v1"), None),
+                (bare, f"http://127.0.0.1:{bare_port}", None),
+                (through, f"http://127.0.0.1:{port}", window),
+            ):
+                latencies, compacted = asyncio.run(_drive_agent(base, path, bodies, win))
+                run.latencies.append(latencies)
+                run.compacted.append(compacted)
+
+        d50 = statistics.median(v for lat in direct.latencies for v in lat) * 1000
+        b50 = statistics.median(_overheads(bare, direct))
+        c50 = statistics.median(_overheads(through, direct))
+        n = len(direct.latencies[0])
+        k = max(1, n // 4)
+        first = statistics.median(
+            (through.latencies[r][i] - direct.latencies[r][i]) * 1000 for r in range(rounds) for i in range(k)
+        )
+        last = statistics.median(
+            (through.latencies[r][i] - direct.latencies[r][i]) * 1000 for r in range(rounds) for i in range(n - k, n)
+        )
+        compacting = _overheads(through, direct, through.compacted)
+        n_compacted = sum(map(sum, through.compacted))
+        c_text = f"{statistics.median(compacting):.2f}" if compacting else "-"
+        print(
+            f"{name:40} {d50:13.2f} {b50:9.2f} {c50:13.2f} {c50 / b50 if b50 > 0 else float('nan'):6.2f} "
+            f"{first:8.2f}/{last:<9.2f} {n_compacted:9d} {c_text:>15}"
+        )
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
@@ -132,7 +343,7 @@ async def app(scope, receive, send):
     if scope["path"] == "/healthz":
         status, body = 200, b"ok"
     else:
-        headers = {"content-type": "application/json", "authorization": "Bearer sk-bench"}
+        headers = {"content-type": "application/json", "authorization": "Bearer sk-bench", "x-api-key": "sk-bench"}
         url = UPSTREAM + scope["path"][len("/v1"):]
         async with state["client"].post(url, data=b"".join(chunks), headers=headers) as response:
             status, body = response.status, await response.read()
@@ -161,7 +372,12 @@ def _start_fake() -> tuple[subprocess.Popen[str], str]:
 
 
 def _start_proxy(upstream: str, db: str, port: int, *, bare: bool = False) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "CHAINSUM_UPSTREAM_URL": upstream, "CHAINSUM_DB": db}
+    env = {
+        **os.environ,
+        "CHAINSUM_UPSTREAM_URL": upstream,
+        "CHAINSUM_ANTHROPIC_UPSTREAM_URL": upstream.removesuffix("/v1"),
+        "CHAINSUM_DB": db,
+    }
     command = ["-c", _BARE, upstream, str(port)] if bare else ["-m", "chainsum", "serve", "--port", str(port)]
     proc = subprocess.Popen(
         [sys.executable, *command, *([] if bare else ["--log-level", "warning"])],
@@ -183,6 +399,7 @@ def _start_proxy(upstream: str, db: str, port: int, *, bare: bool = False) -> su
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer turns and rounds")
+    parser.add_argument("--agents", action="store_true", help="only the agent-client scenarios")
     args = parser.parse_args()
     (turns_one, turns_many), rounds = ((20, 3), 1) if args.quick else ((30, 4), 3)
     scenarios = [
@@ -204,6 +421,9 @@ def main() -> None:
                 f"{'ratio p50':>9} {'compacted':>9} {'proxy req/s':>11} {'overhead first/last q':>22} "
                 f"{'bare overhead p50':>17}"
             )
+            if args.agents:
+                _agent_scenarios(upstream, bare_port, port, rounds)
+                return
             print(head)
             for name, sessions, turns, window in scenarios:
                 direct, through, floor = Run([], 0, 0.0), Run([], 0, 0.0), Run([], 0, 0.0)
@@ -225,6 +445,7 @@ def main() -> None:
                     f"{p50 / d50:9.2f} {through.compacted:9d} {len(through.latencies) / through.seconds:11.1f} "
                     f"{pq[0] - dq[0]:10.2f}/{pq[1] - dq[1]:<10.2f} {_pct(floor.latencies, 0.5) - d50:17.2f}"
                 )
+            _agent_scenarios(upstream, bare_port, port, rounds)
         finally:
             for proc in (proxy, bare):
                 proc.terminate()
