@@ -104,7 +104,17 @@ def files(words: list[str]) -> tuple[set[str], set[str]]:
 
 def takes(word: str) -> bool:
     """Whether `word` is an option followed by its value (every option here but the flags)."""
-    flags = {"--json", "--dry-run", "--repair", "--clear-reasoning", "--insecure", "--help"}
+    flags = {
+        "--json",
+        "--dry-run",
+        "--repair",
+        "--clear-reasoning",
+        "--insecure",
+        "--help",
+        "--version",
+        "-v",
+        "--verbose",
+    }
     return (word.startswith("-") and word not in flags) or word == "<"
 
 
