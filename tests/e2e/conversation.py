@@ -127,11 +127,22 @@ def _responses_reasoning(history: list[Json], newest: str) -> list[str]:
         elif item.get("encrypted_content") != encrypted_reasoning(number):
             problems.append(f"input[{i}]: encrypted_content of step {number} changed or lost")
     for i, item in enumerate(history):
-        if item.get("type") == "function_call" and item.get("call_id") == newest:
-            before = history[i - 1] if i > 0 else {}
-            if before.get("type") != "reasoning":
-                problems.append(f"the reasoning item of {newest} is not right before its call")
+        is_newest = item.get("type") == "function_call" and item.get("call_id") == newest
+        if is_newest and not _turn_has_reasoning(history, i):
+            problems.append(f"the reasoning item of {newest} is not in its turn")
     return problems
+
+
+def _turn_has_reasoning(history: list[Json], at: int) -> bool:
+    """Whether the model's turn that holds item `at` (the output items before it: assistant text, calls) starts
+    with a reasoning item."""
+    for item in reversed(history[:at]):
+        kind = item.get("type", "message")
+        if kind == "reasoning":
+            return True
+        if kind != "function_call" and not (kind == "message" and item.get("role") == "assistant"):
+            return False
+    return False
 
 
 RESPONSES = Provider(

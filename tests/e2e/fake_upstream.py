@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Literal, TypeAlias, cast
 
 from e2e.agent_script import (
@@ -160,6 +161,15 @@ class FakeUpstream:
             self._thread.join(timeout=5)
 
     # what was received ----------------------------------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        """Every request received, as JSON (a failed test's evidence: it stays in the test's directory)."""
+        with self._lock:
+            rows = [
+                {"path": r.path, "kind": r.kind, "answered": r.answered, "headers": r.headers, "body": r.body}
+                for r in self.received
+            ]
+        path.write_text(json.dumps(rows, ensure_ascii=False))
+
     def of_kind(self, *kinds: Kind) -> list[Received]:
         with self._lock:
             return [r for r in self.received if r.kind in kinds and r.route == self.persona.route]

@@ -9,9 +9,9 @@ environment turns off what would reach for the network anyway (telemetry, update
 Measured with 2.1.332: its first request is about 20,000 tokens by chainsum's count (11,000 of tool definitions,
 6,000 of system prompt, 2,600 of first message) and asks for 32,000 tokens of answer (the proxy reserves at most a
 quarter of the window for it). A 60,000-token window leaves room for the conversation yet forces a compaction
-every few steps. Near the end the upstream reports 195,000 input tokens once, over Claude Code's own auto-compact
-threshold (its 200,000-token window less its margins), so it compacts its history itself, and the proxy must take
-the restarted conversation as it comes.
+every few steps. Near the end the upstream reports input tokens over Claude Code's own auto-compact threshold
+once (its window for the model less its margins), so it compacts its history itself, and the proxy must take the
+restarted conversation as it comes.
 """
 
 from __future__ import annotations
@@ -37,15 +37,19 @@ def _bash(the_step: Step) -> dict[str, str]:
     return {"command": the_step.command, "description": f"Scripted step {the_step.number}"}
 
 
-PERSONA = Persona(
-    route="messages",
-    tool_name="Bash",
-    arguments=_bash,
-    id_prefix="toolu_",
-    compact_prompt=COMPACT_PROMPT,
-    high_usage_at=20,
-    high_usage=195_000,
-)
+def _persona(model: str | None) -> Persona:
+    """The agent for Claude Code. The usage that makes it compact itself depends on the window it knows for the
+    model: 200,000 tokens for Sonnet 4.6, 1,000,000 for its default model (Opus 5.5 in 2.1.332)."""
+    return Persona(
+        route="messages",
+        tool_name="Bash",
+        arguments=_bash,
+        id_prefix="toolu_",
+        compact_prompt=COMPACT_PROMPT,
+        high_usage_at=20,
+        high_usage=990_000 if model is None else 195_000,
+    )
+
 
 DEFAULT_MODEL_XFAIL = pytest.mark.xfail(
     strict=False,
@@ -60,7 +64,7 @@ DEFAULT_MODEL_XFAIL = pytest.mark.xfail(
 )
 def test_claude_code_through_the_proxy(tmp_path: Path, model: str | None) -> None:
     claude = client("claude")
-    with FakeUpstream(PERSONA) as fake, serve(tmp_path, upstream=fake.base_url, context_window=WINDOW) as proxy:
+    with FakeUpstream(_persona(model)) as fake, serve(tmp_path, upstream=fake.base_url, context_window=WINDOW) as proxy:
         env = base_env(tmp_path / "home")
         env.update(
             ANTHROPIC_BASE_URL=proxy.base_url,
@@ -76,6 +80,7 @@ def test_claude_code_through_the_proxy(tmp_path: Path, model: str | None) -> Non
         run = run_client(command, cwd=work, env=env)
         assert run.returncode == 0, run.describe()
         assert FINAL_ANSWER in run.stdout, run.describe()
+        fake.save(tmp_path / "received.json")
         stats = check_conversation(fake, proxy, ANTHROPIC)
     assert stats.client_compactions == 1, f"Claude Code did not compact its own history: {stats.line()}"
     print(f"claude {model or 'default model'}: {run.seconds:.1f} s, {stats.line()}")
