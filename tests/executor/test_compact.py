@@ -186,6 +186,19 @@ def test_invalid_plans_are_refused(step: Summarize | Mask) -> None:
         compact_sync(agent_history(4), FixedPlan(Plan((step,))), summarizer=fixed_summary, counter=CharCounter())
 
 
+def test_a_record_may_reach_over_a_system_message_only_to_keep_it_aside() -> None:
+    """A user's system message in the middle is an instruction: a span that covers it must keep it, verbatim,
+    right after the record (`Summarize.keep`); one that would summarize it is refused."""
+    messages = chat_history(6, size=300)
+    messages.insert(4, Message.of("system", "Answer in French from now on."))
+    swallowed = Plan((Summarize(start=1, end=7, form="record", reason="takes the instruction"),))
+    with pytest.raises(ValueError, match="message 4 is a system message"):
+        compact_sync(messages, FixedPlan(swallowed), summarizer=fixed_summary, counter=CharCounter())
+    kept = Plan((Summarize(start=1, end=7, form="record", reason="keeps it", keep=(4,)),))
+    out = compact_sync(messages, FixedPlan(kept), summarizer=fixed_summary, counter=CharCounter()).messages
+    assert is_record_message(out[1]) and out[2] is messages[4] and out[3:] == tuple(messages[7:])
+
+
 def test_summary_forms() -> None:
     messages = chat_history(6, size=300)
     for form, check in [

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chainsum.errors import FormatError
-from chainsum.formats import Dropped, anthropic
+from chainsum.formats import Dropped, anthropic, detect_format
 from chainsum.messages import (
     File,
     Image,
@@ -290,6 +290,71 @@ def test_system_prompt_shapes() -> None:
     # the envelope of a request without system: a system message added later is put before the messages
     envelope = anthropic.load({"model": "m", "messages": [], "max_tokens": 5}).envelope
     assert list(anthropic.dump([Message.of("system", "s")], envelope)) == ["model", "system", "messages", "max_tokens"]
+
+
+# ------------------------------------------------------------------------------------------- mid-conversation system
+
+
+def test_system_messages_inside_the_list_are_read_in_place_and_written_back_as_they_came() -> None:
+    """Claude Code's ``mid-conversation-system`` beta: a system message anywhere in ``messages``, a string or text
+    blocks (cache control and unknown keys kept), first in the list too; never lifted into ``system``."""
+    cached = {"type": "text", "text": "Plan mode is on.", "cache_control": {"type": "ephemeral"}}
+    doc = {
+        "model": "claude-opus-4-5",
+        "system": [{"type": "text", "text": "You are Claude Code."}],
+        "messages": [
+            {"role": "system", "content": "First, before anything."},
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": [cached]},
+            {"role": "system", "content": [{"type": "text", "text": "one block"}], "x-note": 1},
+            {"role": "user", "content": "more"},
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+            {"role": "system", "content": "last"},
+        ],
+    }
+    loaded = anthropic.load(doc)
+    roles = ["system", "system", "user", "system", "system", "user", "assistant", "system"]
+    assert [m.role for m in loaded.messages] == roles
+    inline = [False, True, False, True, True, False, False, True]
+    assert [anthropic.is_inline_system(m) for m in loaded.messages] == inline
+    assert loaded.messages[3] == Message.of(
+        "system",
+        Text(text="Plan mode is on.", extras=_hint(fields={"cache_control": {"type": "ephemeral"}})),
+        extras=_hint(inline=True),
+    )
+    assert anthropic.dump(loaded.messages, loaded.envelope) == doc
+    bare = doc["messages"]
+    assert anthropic.dump(anthropic.load(bare).messages) == bare
+
+
+def test_a_system_message_inside_the_list_holds_text_only() -> None:
+    """Anything else there is a shape chainsum does not know: a `FormatError` naming where (a proxy then sends the
+    request on untouched, and the upstream decides)."""
+    with pytest.raises(FormatError) as info:
+        anthropic.load([{"role": "system", "content": [{"type": "image", "source": {"type": "url", "url": "u"}}]}])
+    assert info.value.where == "[0].content[0]" and "text only" in info.value.detail
+    with pytest.raises(FormatError) as role:
+        anthropic.load([{"role": "critic", "content": "x"}])
+    assert role.value.where == "[0].role"
+
+
+def test_system_messages_of_other_formats_are_still_folded_into_user_text() -> None:
+    """Only a system message read from Anthropic's own list goes back there: one from another format (an OpenAI
+    history converted) is sent the way every Anthropic API version takes, as ``[system]`` user text (reported)."""
+    dropped: list[Dropped] = []
+    wire = anthropic.dump([Message.of("user", "q"), Message.of("system", "late")], dropped=dropped)
+    assert wire == [
+        {"role": "user", "content": [{"type": "text", "text": "q"}, {"type": "text", "text": "[system] late"}]}
+    ]
+    assert len(dropped) == 1
+
+
+def test_a_list_with_system_messages_sniffs_as_anthropic_only_with_something_else_anthropic() -> None:
+    plain = [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]
+    assert anthropic.sniff(plain) == 0  # OpenAI Chat's shape
+    assert detect_format({"system": "S", "messages": plain}) == "anthropic"
+    thinking = [*plain, {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]}]
+    assert anthropic.sniff(thinking) == 2 and detect_format(thinking) == "anthropic"
 
 
 def test_tool_inputs_are_compact_json_text_and_parse_back() -> None:

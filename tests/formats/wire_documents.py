@@ -464,7 +464,7 @@ def _bedrock_documents() -> st.SearchStrategy[Any]:
 
 def _anthropic_documents() -> st.SearchStrategy[Any]:
     """Anthropic Messages: a message list, a request object, or one with a system prompt; every block type,
-    cache control, server-tool blocks."""
+    cache control, server-tool blocks, system messages inside the list (the mid-conversation beta)."""
     _TEXTS = st.text(max_size=8)
     _IDS = st.text(alphabet="abc123_", min_size=1, max_size=6)
     _JSON_VALUES = st.recursive(
@@ -550,10 +550,15 @@ def _anthropic_documents() -> st.SearchStrategy[Any]:
         st.sampled_from([{}, {"id": "msg_1"}]),
     )
     _SYSTEM = st.one_of(_TEXTS, st.lists(_TEXT_BLOCK, max_size=2))
+    # the mid-conversation-system beta: a system message inside the list, anywhere
+    _INLINE_SYSTEM = st.builds(
+        lambda content, extra: {"role": "system", "content": content} | extra, _SYSTEM, st.sampled_from([{}, {"x": 1}])
+    )
+    _MESSAGES = st.lists(st.one_of(_MESSAGE, _MESSAGE, _MESSAGE, _INLINE_SYSTEM), max_size=6)
     _DOCUMENTS = st.one_of(
-        st.lists(_MESSAGE, max_size=6),
-        st.builds(lambda ms: {"model": "m", "messages": ms, "max_tokens": 9}, st.lists(_MESSAGE, max_size=6)),
-        st.builds(lambda s, ms: {"system": s, "messages": ms}, _SYSTEM, st.lists(_MESSAGE, max_size=6)),
+        _MESSAGES,
+        st.builds(lambda ms: {"model": "m", "messages": ms, "max_tokens": 9}, _MESSAGES),
+        st.builds(lambda s, ms: {"system": s, "messages": ms}, _SYSTEM, _MESSAGES),
     )
     return _DOCUMENTS
 

@@ -109,6 +109,14 @@ def test_user_tool_calls_fold_into_text_with_their_results() -> None:
     )
 
 
+def test_an_inline_system_message_is_not_folded_where_the_provider_takes_it() -> None:
+    """A system message read from Anthropic's own list goes back there unchanged: the upstream decides."""
+    inline = Message.of("system", "be brief", extras={"anthropic": {"inline": True}})
+    history = (Message.of("system", "s"), user(), ai("x"), inline, user("y"), ai("z"))
+    assert repair(history, "anthropic").messages is history
+    assert repair(history, "bedrock").messages[3].role == "user"  # Bedrock has no such beta
+
+
 def test_a_user_call_without_result_still_folds() -> None:
     history = (user(), ai("x"), Message(role="user", parts=(ToolCall(id="u1", name="reboot"),)), ai("y"))
     assert repair(history, "anthropic").messages[2] == Message.of(

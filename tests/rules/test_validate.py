@@ -212,6 +212,17 @@ def test_system_placement() -> None:
     ]
 
 
+def test_a_system_message_the_client_sent_inside_anthropics_list_is_no_placement_problem() -> None:
+    """Anthropic's ``mid-conversation-system`` beta: a system message read from inside ``messages`` (marked inline)
+    is the client's and the upstream's call; one from elsewhere is still a problem, and so it is on Gemini."""
+    inline = Message.of("system", "plan mode", extras={"anthropic": {"inline": True}})
+    history = [Message.of("system", "s"), user(), ai("x"), inline, user()]
+    assert validate(history, "anthropic") == []
+    assert [p.rule for p in validate(history, "gemini")] == ["system-placement"]
+    foreign = [*history[:3], Message.of("system", "plan mode"), user()]
+    assert [(p.rule, p.index) for p in validate(foreign, "anthropic")] == [("system-placement", 3)]
+
+
 def test_alternation() -> None:
     history = [user(), ai("a"), ai("b")]
     expected = "assistant message follows assistant message 1; Amazon Bedrock Converse requires user and assistant "

@@ -90,17 +90,16 @@ def test_a_slow_upstream_is_a_504_and_a_slow_stream_is_not_buffered(fake: FakeLL
 def test_malformed_huge_and_hostile_bodies_get_a_400_or_413_naming_the_field(
     fake: FakeLLMServer, store: SQLiteStore
 ) -> None:
+    """Only what is not a chat request at all is answered here (a request with parts chainsum does not know goes
+    upstream: tests/server/test_proxy_passthrough.py)."""
     with proxy(fake, store, context_window=4000, max_body_bytes=20_000) as p:
         url = p.openai_url + "/chat/completions"
         bad_json = post(url, b'{"model": "gpt-4o", "messages": [')
         assert bad_json.status_code == 400 and "not valid JSON" in bad_json.json()["error"]["message"]
         not_list = post(url, {"model": "gpt-4o", "messages": "hello"})
         assert not_list.status_code == 400 and not_list.json()["error"]["param"] == "messages"
-        no_model = post(url, {"messages": []})
-        assert no_model.status_code == 400 and no_model.json()["error"]["param"] == "model"
-        bad_item = post(url, {"model": "gpt-4o", "messages": [{"role": "user", "content": "a"}, {"role": 42}]})
-        assert bad_item.status_code == 400
-        assert "messages" in bad_item.json()["error"]["message"] and "1" in bad_item.json()["error"]["message"]
+        no_messages = post(url, {"model": "gpt-4o"})
+        assert no_messages.status_code == 400 and no_messages.json()["error"]["param"] == "messages"
         array = post(url, [1, 2])
         assert array.status_code == 400 and "JSON object" in array.json()["error"]["message"]
         deep = post(url, b"[" * 100_000 + b"]" * 100_000)

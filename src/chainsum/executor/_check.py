@@ -12,8 +12,9 @@ __all__ = ["check_plan"]
 
 
 def check_plan(plan: Plan, messages: Sequence[Message], name: str) -> None:
-    """Reject a plan that would break an invariant: overlapping steps, unsafe cuts, the user's system messages, the
-    current turn. Raises ValueError naming the strategy and the step."""
+    """Reject a plan that would break an invariant: overlapping steps, unsafe cuts, the user's system messages (a
+    span may reach over one only to keep it aside, verbatim), the current turn. Raises ValueError naming the
+    strategy and the step."""
     n = len(messages)
     cuts = safe_cuts(messages)
     protected = current_turn_start(messages)
@@ -35,15 +36,22 @@ def check_plan(plan: Plan, messages: Sequence[Message], name: str) -> None:
             span = range(step.start, step.end)
             for i in span:
                 m = messages[i]
-                if m.role == "system" and not is_summary_system(m):
+                if m.role == "system" and not is_summary_system(m) and i not in step.keep:
                     raise bad(step, f"message {i} is a system message")
             if covered.intersection(span) or any(i in span for i, _ in parts) or records.intersection(span):
                 raise bad(step, "overlaps another step")
             if isinstance(step, Summarize) and any(not 0 <= i < n or i in span for i in step.context):
                 raise bad(step, "context index outside the history or inside the span")
             for k in step.keep:
-                if k not in span or messages[k].role != "user" or messages[k].tool_calls:
-                    raise bad(step, f"message {k} cannot be kept aside: outside the span, or not a plain user message")
+                kept = messages[k]
+                plain = (kept.role == "user" and not kept.tool_calls) or (
+                    kept.role == "system" and not is_summary_system(kept)
+                )
+                if k not in span or not plain:
+                    raise bad(
+                        step,
+                        f"message {k} cannot be kept aside: outside the span, or not a plain user or system message",
+                    )
             if isinstance(step, Summarize) and step.keep and step.form != "record":
                 raise bad(step, "only a record summary keeps messages aside")
             if isinstance(step, Summarize) and step.excerpt_from is not None:

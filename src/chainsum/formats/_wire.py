@@ -244,7 +244,8 @@ verbatim."""
 
 
 class AnthropicMessage(TypedDict):
-    """One Anthropic message (the system prompt is not one: it is the request's ``system``)."""
+    """One Anthropic message. The system prompt is not one (it is the request's ``system``); a ``system`` message
+    here is the ``mid-conversation-system`` beta's instruction inside the conversation."""
 
-    role: Literal["user", "assistant"]
+    role: Literal["user", "assistant", "system"]
     content: str | list[AnthropicBlock]

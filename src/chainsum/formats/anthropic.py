@@ -3,6 +3,10 @@
 Wire to canonical:
 
 - ``system`` (a string or text blocks) becomes one leading ``system`` message.
+- A ``{"role": "system", "content": ...}`` message inside ``messages`` (the ``mid-conversation-system`` beta that
+  Claude Code sends) becomes a ``system`` message in its place, marked ``inline``: it is written back there, as it
+  came, never lifted into ``system`` nor turned into user text. Its content must be text (a string or text blocks);
+  anything else is a `FormatError`, so a proxy passes the request through untouched rather than guess.
 - Blocks: ``text`` → `Text`; ``thinking`` → `Reasoning` (text, signature); ``redacted_thinking`` → `Reasoning` with
   only ``data``; ``tool_use`` → `ToolCall` (``input`` serialized to compact JSON text, parsed back on dump);
   ``tool_result`` → `ToolResult`; ``image`` and ``document`` with a base64, url (or, for documents, plain text)
@@ -20,6 +24,7 @@ where      key            meaning
 message    blocks         a list of one plain text block (one plain text is otherwise written as a string)
 message    continues      a later piece of the previous wire message (a split user turn): rejoined in order
 message    separate       a wire user message that followed another user message: not merged into it
+message    inline         a system message read from inside ``messages``: written back there (`INLINE`)
 Reasoning  redacted       came from ``redacted_thinking`` (``data`` holds the payload)
 Reasoning  unsigned       a ``thinking`` block without ``signature``
 ToolResult is_error_false ``is_error: false`` was written out explicitly
@@ -30,7 +35,8 @@ Text       json_block     inside a tool result: the JSON of a block that `ToolRe
 
 Dumping messages from other formats: consecutive ``user``/``tool`` messages merge into one wire user message,
 tool results first (Anthropic wants the results at the start of the user turn after the calls); a ``system``
-message after the start becomes a ``[system] `` user text block (reported); reasoning without an Anthropic
+message after the start that was not read from Anthropic's ``messages`` (no ``inline`` hint: the beta is the
+client's choice, not chainsum's) becomes a ``[system] `` user text block (reported); reasoning without an Anthropic
 signature, reasoning bound to text or calls, other formats' opaque blocks and message names are dropped and
 reported. The output shares nested values (tool inputs, opaque blocks, fields) with the messages: copy it before
 mutating.
@@ -65,7 +71,10 @@ from ._wire import (
     with_fields,
 )
 
-__all__ = ["NAME", "dump", "load", "read_content", "sniff"]
+__all__ = ["INLINE", "NAME", "dump", "is_inline_system", "load", "read_content", "sniff"]
+
+INLINE: Final = "inline"
+"""The hint (in ``extras["anthropic"]``) on a system message read from inside ``messages``."""
 
 _DISTINCTIVE: Final = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document", "server_tool_use", "search_result"}
@@ -98,14 +107,20 @@ def _split(parts: list[Part]) -> list[tuple[int, int]]:
     return runs
 
 
+def is_inline_system(message: Message) -> bool:
+    """True for a system message read from inside Anthropic's ``messages`` (the ``mid-conversation-system`` beta):
+    the client's instruction at that point of the conversation, written back where and as it came."""
+    return message.role == "system" and native(message.extras, NAME).get(INLINE) is True
+
+
 def _read_message(out: list[Message], raw: Any) -> None:
     """Append the canonical message(s) of one wire message to `out`."""
     if not is_object(raw):
         raise fail(f"expected an object, got {type_name(raw)}")
     msg = raw
     role = msg.get("role")
-    if role != "user" and role != "assistant":
-        raise fail(f"expected role 'user' or 'assistant', got {role!r}", ".role")
+    if role != "user" and role != "assistant" and role != "system":
+        raise fail(f"expected role 'user', 'assistant' or 'system', got {role!r}", ".role")
     if "content" not in msg:
         raise fail("missing required content", ".content")
     content = msg["content"]
@@ -114,6 +129,12 @@ def _read_message(out: list[Message], raw: Any) -> None:
     except FormatError as e:
         raise at(".content", e) from None
     first: dict[str, Any] = {}
+    if role == "system":
+        for j, part in enumerate(parts):
+            if part.__class__ is not Text:
+                where = f".content[{j}]" if content.__class__ is list else ".content"
+                raise fail(f"a system message holds text only, got {part.kind}", where)
+        first[INLINE] = True
     msg_id = None
     if len(msg) > 2:
         first["fields"] = fields = {k: v for k, v in msg.items() if k != "role" and k != "content"}
@@ -174,13 +195,19 @@ def load(data: Any) -> Conversation:
     return Conversation(tuple(out), NAME, envelope)
 
 
-def _sniff_messages(messages: list[Any]) -> int:
+def _sniff_messages(messages: list[Any], *, inline_system: bool = False) -> int:
+    """The score of a message list. A ``system`` message in it reads as Anthropic's (the mid-conversation beta)
+    only where something else already says Anthropic (`inline_system`: a top-level ``system`` beside it, or an
+    Anthropic-only block), since a plain list with a system message is OpenAI Chat's."""
     distinctive = False
+    system = False
     for m in messages:
         if not is_object(m):
             return 0
         msg = m
-        if msg.get("role") not in ("user", "assistant") or any(k in msg for k in _FOREIGN_KEYS):
+        role = msg.get("role")
+        system = system or role == "system"
+        if role not in ("user", "assistant", "system") or any(k in msg for k in _FOREIGN_KEYS):
             return 0
         if msg.get("type", "message") != "message":
             return 0
@@ -194,13 +221,15 @@ def _sniff_messages(messages: list[Any]) -> int:
                     distinctive = True
         elif not isinstance(content, str):
             return 0
+    if system and not (distinctive or inline_system):
+        return 0
     return 2 if distinctive else 1
 
 
 def sniff(data: Any) -> int:
     """2 with Anthropic-only blocks or a top-level ``system`` beside ``messages``; 0 on anything another format
-    has and Anthropic rejects (``tool_calls``, ``tool``/``system`` roles, Gemini ``parts``, Bedrock blocks
-    without ``type``); else 1."""
+    has and Anthropic rejects (``tool_calls``, ``tool`` roles, ``system`` roles without anything else Anthropic's,
+    Gemini ``parts``, Bedrock blocks without ``type``); else 1."""
     if is_list(data):
         return _sniff_messages(data)
     if not is_object(data):
@@ -208,7 +237,7 @@ def sniff(data: Any) -> int:
     messages = data.get("messages")
     if not is_list(messages):
         return 0
-    score = _sniff_messages(messages)
+    score = _sniff_messages(messages, inline_system="system" in data)
     return 2 if score and "system" in data else score
 
 
@@ -433,7 +462,7 @@ def dump(
     report_foreign(messages, NAME, dropped)
     writer = _Writer(dropped)
     lead = 0
-    while lead < len(messages) and messages[lead].role == "system":
+    while lead < len(messages) and messages[lead].role == "system" and not is_inline_system(messages[lead]):
         lead += 1
     system = writer.content([(i, messages[i]) for i in range(lead)], in_turn=False) if lead else None
     wire: list[AnthropicMessage] = []
@@ -451,6 +480,11 @@ def dump(
             flush()
             turn: AnthropicMessage = {"role": "assistant", "content": writer.content([(i, m)])}
             wire.append(with_fields(turn, _message_fields([(i, m)])))
+            continue
+        if is_inline_system(m):
+            flush()
+            inline: AnthropicMessage = {"role": "system", "content": writer.content([(i, m)], in_turn=False)}
+            wire.append(with_fields(inline, _message_fields([(i, m)])))
             continue
         if m.role == "system":
             writer.drop(i, "system message after the start (sent as a user text block prefixed [system])")

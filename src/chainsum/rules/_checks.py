@@ -15,13 +15,27 @@ from ._problem import Problem
 from ._providers import ProviderProfile, get_profile
 from ._turns import article, describe_call, is_blank, is_empty, pair_results
 
-__all__ = ["CHECKS", "first_non_system", "validate"]
+__all__ = ["CHECKS", "first_non_system", "placed_system", "validate"]
 
 Check = Callable[[Sequence[Message], ProviderProfile], Iterator[Problem]]
 
 
 def first_non_system(messages: Sequence[Message]) -> int | None:
     return next((i for i, m in enumerate(messages) if m.role != "system"), None)
+
+
+def placed_system(message: Message, profile: ProviderProfile) -> bool:
+    """True for a system message that may stay where it is: anywhere for a provider that takes system messages
+    anywhere, and one its client sent inside the message list (see `ProviderProfile.inline_system_formats`)."""
+    if message.role != "system":
+        return False
+    if profile.system_anywhere:
+        return True
+    for fmt in profile.inline_system_formats:
+        hints = message.extras.get(fmt)
+        if isinstance(hints, dict) and cast(dict[str, Any], hints).get("inline") is True:
+            return True
+    return False
 
 
 def opaque_kind(part: Opaque) -> str:
@@ -52,12 +66,12 @@ def check_misplaced_calls(messages: Sequence[Message], profile: ProviderProfile)
 def check_system_placement(messages: Sequence[Message], profile: ProviderProfile) -> Iterator[Problem]:
     """``system-placement``: Anthropic (top-level ``system``), Gemini (``systemInstruction``) and Bedrock
     (top-level ``system``) only express system text before the conversation; OpenAI Chat takes a system message
-    anywhere."""
+    anywhere, and Anthropic one its client sent inside ``messages`` (the ``mid-conversation-system`` beta)."""
     first = first_non_system(messages)
     if profile.system_anywhere or first is None:
         return
     for i in range(first + 1, len(messages)):
-        if messages[i].role == "system":
+        if messages[i].role == "system" and not placed_system(messages[i], profile):
             yield Problem(
                 "system-placement",
                 i,

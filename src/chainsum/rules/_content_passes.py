@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ..messages import Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult, utf8_len
-from ._checks import first_non_system, opaque_kind, result_is_empty
+from ._checks import first_non_system, opaque_kind, placed_system, result_is_empty
 from ._problem import RepairAction
 from ._providers import ProviderProfile
 from ._turns import ResultRef, is_blank, is_empty, match_refs, preview, splice
@@ -113,7 +113,8 @@ def fold_misplaced_calls(messages: tuple[Message, ...], profile: ProviderProfile
 def fold_system_messages(messages: tuple[Message, ...], profile: ProviderProfile) -> PassResult:
     """``fold-system-messages``: where only leading system messages are expressible, a system message in the
     middle of the conversation becomes a user message whose text starts with ``[system] ``; the writer then
-    merges it into the adjacent user turn. Never dropped: system text must survive verbatim.
+    merges it into the adjacent user turn. Never dropped: system text must survive verbatim. A system message the
+    client sent inside the list where the provider takes it there (`placed_system`) stays as it is.
 
     Before the structural passes, which must see roles as they will be sent: the new user message may sit
     between calls and their results (`gather-displaced-results` moves the results up), follow tool results
@@ -126,7 +127,7 @@ def fold_system_messages(messages: tuple[Message, ...], profile: ProviderProfile
     actions: list[RepairAction] = []
     for i in range(first + 1, len(messages)):
         message = messages[i]
-        if message.role != "system":
+        if message.role != "system" or placed_system(message, profile):
             continue
         parts = list(message.parts)
         k = next((j for j, p in enumerate(parts) if isinstance(p, Text)), None)

@@ -64,6 +64,11 @@ class ProviderProfile:
     title: str
     system_anywhere: bool
     """System messages may appear mid-conversation (``system-placement`` off)."""
+    inline_system_formats: frozenset[str] = frozenset()
+    """Formats whose system messages read from inside the message list (marked ``inline`` in their extras) this
+    provider takes back there: Anthropic's ``mid-conversation-system`` beta. Such a message is the client's and
+    the upstream's call, so it is neither a ``system-placement`` problem nor folded into user text (DESIGN
+    invariant 12: chainsum never refuses or rewrites what the upstream would accept)."""
     first_user: bool
     """The first non-system message must be a user message (``first-message-role``)."""
     alternation: bool
@@ -182,6 +187,7 @@ PROFILES: Mapping[str, ProviderProfile] = {
         name="anthropic",
         title="Anthropic Messages",
         system_anywhere=False,
+        inline_system_formats=frozenset({"anthropic"}),
         first_user=True,
         alternation=False,
         results_alone=False,

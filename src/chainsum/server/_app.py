@@ -117,14 +117,22 @@ def create_app(
     app.router.routes.extend(proxy_routes)
     app.include_router(api)
     app.include_router(open_routes)
-    _mount_page(app)
+    _mount_root(app)
     return app
 
 
-def _mount_page(app: FastAPI) -> None:
-    """The web page (``chainsum.server.static``), when it is shipped: ``/`` and its files under ``/static``."""
+def _mount_root(app: FastAPI) -> None:
+    """``GET /`` and ``HEAD /`` answer 200: clients probe the base URL they were given before their first request
+    (Claude Code sends ``HEAD /``), and a proxy that answered 404 or 405 there would stop them before they start.
+    The answer is the web page (``chainsum.server.static``, its files under ``/static``) when it is shipped, else
+    a short JSON line naming the service."""
     static = Path(__file__).parent / "static"
     if not (static / "index.html").is_file():
+
+        @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+        async def bare() -> JSONResponse:
+            return JSONResponse({"service": "chainsum", "version": _version()})
+
         return
     import mimetypes
 
@@ -137,7 +145,7 @@ def _mount_page(app: FastAPI) -> None:
     mimetypes.add_type("text/css", ".css")
     app.mount("/static", StaticFiles(directory=static), name="static")
 
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(static / "index.html", headers={"Cache-Control": "no-cache"})
 

@@ -1,5 +1,6 @@
 """Prometheus metrics of one server process, in a registry of its own (two apps in one process, as in tests,
-never share or collide): requests by route and status, compactions, summarizer calls and seconds, and latency of
+never share or collide): requests by route and status, requests passed through untouched by route and reason
+(`_passthrough`), compactions, summarizer calls and seconds, and latency of
 the proxy's own work and of the upstream."""
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ class Metrics:
         self.registry = CollectorRegistry()
         r = self.registry
         self.requests = Counter("chainsum_requests", "Proxied requests", ["route", "status"], registry=r)
+        self.passthrough = Counter(
+            "chainsum_passthrough",
+            "Requests sent upstream untouched because chainsum could not read them",
+            ["route", "reason"],
+            registry=r,
+        )
         self.compactions = Counter("chainsum_compactions", "Compactions applied", ["reason"], registry=r)
         self.failures = Counter("chainsum_summarization_failures", "Summarizations that failed open", registry=r)
         self.summarizer_calls = Counter("chainsum_summarizer_calls", "Summarizer calls", registry=r)

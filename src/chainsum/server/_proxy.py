@@ -2,10 +2,13 @@
 ``GET /v1/models``.
 
 Each request: read the body (413 over the limit, 400 when it is not a JSON object or its history is not a list,
-in the provider's error shape naming the field); find its session (`_identity`) and window (the
-``X-Chainsum-Context-Window`` header, else the configured window, else the model table; an unknown model is
-passed through untouched and says so in ``X-Chainsum-Skipped``); prepare the history (`_sessions`); send the body
-upstream (the client's own bytes when nothing changed) and relay the answer unchanged, as it arrives.
+in the provider's error shape naming the field: only what is not a chat request at all); find its session
+(`_identity`) and window (the ``X-Chainsum-Context-Window`` header, else the configured window, else the model
+table; an unknown model is passed through untouched and says so in ``X-Chainsum-Skipped``); prepare the history
+(`_sessions`); send the body upstream (the client's own bytes when nothing changed) and relay the answer
+unchanged, as it arrives. A history chainsum cannot read (a role, block or shape it does not know) goes upstream
+as the client's own bytes, with ``X-Chainsum-Passthrough`` on the answer (`_passthrough`): the upstream decides
+what is valid.
 
 A compaction is announced to a streaming client before the first chunk. On the OpenAI routes it is an SSE comment
 line, ``: context_summarized {json}``, which every SSE parser skips (the OpenAI Python SDK turns every *named*
@@ -33,6 +36,7 @@ from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_w
 from ..tokens import json_tokens
 from ._errors import Dialect, ProxyError, provider_error
 from ._identity import session_key
+from ._passthrough import DETAIL_HEADER, HEADER, UnreadableHistory, header_value
 from ._state import AppState, state_of
 from ._upstream import UpstreamError, client_headers, upstream_headers
 
@@ -74,16 +78,28 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 def _parse(raw: bytes) -> dict[str, Any]:
     """The body as JSON: orjson (a few times faster on a long history than the standard library, which is most of
-    what the proxy spends on a request with nothing to do)."""
+    what the proxy spends on a request with nothing to do), else the standard library, which also reads what
+    orjson refuses and an upstream may take (integers beyond 64 bits, ``NaN``)."""
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         if "depth limit" in str(exc).lower():
             raise ProxyError(400, "request body is nested too deeply") from None
-        raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
+        try:
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise ProxyError(400, f"request body must be a JSON object, got {type(body).__name__}")
     return cast(dict[str, Any], body)
+
+
+def _serialize(body: Mapping[str, Any]) -> bytes:
+    """The body with its new history as JSON bytes (orjson; the standard library for what orjson cannot write)."""
+    try:
+        return orjson.dumps(body)
+    except TypeError:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def _window(headers: Mapping[str, str], state: AppState, model: str) -> int | None:
@@ -130,23 +146,37 @@ async def _proxy(request: Request, route: _Route) -> Response:
         return provider_error(route.dialect, exc.status, exc.message, exc.field)
 
 
+def _skipped(route: _Route, body: Mapping[str, Any]) -> str | None:
+    """Why a Responses request has no history of its own to compact (None: it has one). The upstream keeps the
+    conversation (``previous_response_id``, ``conversation``), or the request names no list (a string ``input``,
+    or none with a stored ``prompt``): valid requests, forwarded as they are."""
+    if route.name != "responses":
+        return None
+    for name in ("previous_response_id", "conversation"):
+        if body.get(name):
+            return name
+    items = body.get(route.history)
+    if isinstance(items, str):
+        return "string input"
+    return "no input" if items is None else None
+
+
 async def _handle(request: Request, route: _Route, state: AppState, started: float) -> Response:
     raw = await _read_body(request, state.settings.max_body_bytes)
     body = _parse(raw)
     headers = request.headers
-    model = body.get("model")
-    if not isinstance(model, str):
-        raise ProxyError(400, "model: expected a string", "model")
+    given_model = body.get("model")
+    model = given_model if isinstance(given_model, str) else ""  # the upstream says what it makes of another value
     items = body.get(route.history)
-    passthrough = route.name == "responses" and (body.get("previous_response_id") or not isinstance(items, list))
-    if not passthrough and not isinstance(items, list):
+    skipped = _skipped(route, body)
+    if skipped is None and not isinstance(items, list):
         raise ProxyError(400, f"{route.history}: expected a list of messages", route.history)
     system: object = body.get("system") if route.dialect == "anthropic" else body.get("instructions")
     extra: dict[str, str] = {}
     prepared: Prepared[Any] | None = None
-    window = None if passthrough else _window(headers, state, model)
-    if passthrough:
-        extra["X-Chainsum-Skipped"] = "previous_response_id" if body.get("previous_response_id") else "string input"
+    window = None if skipped is not None else _window(headers, state, model)
+    if skipped is not None:
+        extra["X-Chainsum-Skipped"] = skipped
     elif window is None:
         extra["X-Chainsum-Skipped"] = "unknown model (set X-Chainsum-Context-Window)"
     elif items:
@@ -155,15 +185,23 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
         live = state.sessions.live(key, fmt=route.fmt, provider=route.provider, window=window)
         live.model = model
         extra["X-Chainsum-Session"] = key.id
-        prepared = await state.sessions.prepare(live, history, system=system, reserved=_reserve(body, window, state))
-        if prepared is None:
-            extra["X-Chainsum-Error"] = "summarization failed; history sent unchanged"
+        try:
+            prepared = await state.sessions.prepare(
+                live, history, system=system, reserved=_reserve(body, window, state)
+            )
+        except UnreadableHistory as exc:
+            state.sessions.passthrough(key.id, route.name, "unreadable-history", exc.detail)
+            extra[HEADER] = "unreadable-history"
+            extra[DETAIL_HEADER] = header_value(exc.detail)
+        else:
+            if prepared is None:
+                extra["X-Chainsum-Error"] = "summarization failed; history sent unchanged"
     state.metrics.prepare_seconds.labels(route=route.name).observe(time.perf_counter() - started)
     content = raw
     event: SummarizationEvent | None = None
     if prepared is not None:
         if prepared.messages is not items:
-            content = orjson.dumps({**body, route.history: list(prepared.messages)})
+            content = _serialize({**body, route.history: list(prepared.messages)})
         if isinstance(prepared.event, SummarizationEvent):
             event = prepared.event
         extra["X-Chainsum-Summarized"] = "true" if event is not None else "false"

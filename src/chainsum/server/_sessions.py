@@ -11,7 +11,9 @@ model saw, so that the session API of any instance can show it. A failure of any
 delays or fails the proxied request.
 
 Failing open: an error inside chainsum (not the client's malformed input) sends the request upstream unchanged,
-publishes a ``summarization_failed`` event and counts it; the conversation goes on.
+publishes a ``summarization_failed`` event and counts it; the conversation goes on. A history chainsum cannot read
+goes upstream untouched too (`_passthrough`): `prepare` raises `UnreadableHistory`, and `passthrough` counts it,
+logs it and publishes its event once per session.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ from ..manager import (
 from ..messages import messages_to_list
 from ..store import SqlStore
 from ..tokens import TokenCounter
-from ._errors import ProxyError
 from ._hub import EventHub
 from ._identity import SessionKey
 from ._metrics import Metrics
+from ._passthrough import PassthroughLog, PassthroughReason, UnreadableHistory, passthrough_json
 from ._settings import ServerSettings
 
 __all__ = ["Live", "Sessions", "event_json", "failure_json"]
@@ -133,6 +135,7 @@ class Sessions:
         self.max_live = max_live
         self._live: OrderedDict[str, Live] = OrderedDict()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._passthrough = PassthroughLog()
 
     # the live sessions -------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -180,16 +183,20 @@ class Sessions:
     async def prepare(
         self, live: Live, items: Sequence[Any], *, system: object, reserved: int, force: bool = False
     ) -> Prepared[Any] | None:
-        """The history to send (None: send the client's unchanged, chainsum failed open). Raises `ProxyError` for
-        a history that cannot be read (the client's fault)."""
+        """The history to send (None: send the client's unchanged, chainsum failed open). Raises
+        `UnreadableHistory` for a history chainsum cannot read: the upstream decides whether it is valid."""
         async with live.lock:
             force = force or live.force_next
             live.force_next = False
+            last = live.last_items, live.last_system, live.last_reserved
             live.last_items, live.last_system, live.last_reserved = items, system, reserved
             try:
                 prepared = await live.manager.prepare(items, system=system, reserved_tokens=reserved, force=force)
             except FormatError as exc:
-                raise ProxyError(400, f"{_field(live.fmt)}: {exc}", _field(live.fmt)) from None
+                # a manual compaction runs on the last history that could be read
+                live.last_items, live.last_system, live.last_reserved = last
+                live.force_next = force
+                raise UnreadableHistory(f"{_field(live.fmt)}: {exc}") from None
             except Exception as exc:
                 logger.exception("session=<%s> | preparing failed; sending the history unchanged", live.key.id)
                 self.metrics.failures.inc()
@@ -204,6 +211,19 @@ class Sessions:
                 live.compactions += 1
             self._maybe_touch(live, urgent=prepared.changed or live.touched_at == 0.0)
             return prepared
+
+    def passthrough(self, session: str, route: str, reason: PassthroughReason, detail: str) -> None:
+        """A request of `session` went upstream untouched: counted every time; logged and published as a
+        ``request_passthrough`` event the first time for this session and reason."""
+        self.metrics.passthrough.labels(route=route, reason=reason).inc()
+        if self._passthrough.report(session, route, reason, detail):
+            self._background(self._publish(session, passthrough_json(session, route, reason, detail)))
+
+    async def _publish(self, session: str, data: dict[str, Any]) -> None:
+        try:
+            await self.hub.publish(session, data)
+        except Exception:
+            logger.exception("session=<%s> | publishing an event failed", session)
 
     async def compact_now(self, session: str) -> Prepared[Any] | None:
         """A manual compaction of a session live here, on its last received history (None when not live here)."""

@@ -214,13 +214,13 @@ class AutoStrategy:
         after = [max(1, s - v) for s, v in zip(sizes, saving_at, strict=False)]
         lowest = min(highest, lay.start + max(1, math.ceil((highest - lay.start) * self.min_summary_share)))
         # Everything but the record and the span: the user's system prompt, and what follows the summarizable region
-        # (a user system message in the middle, the current turn), as it will be after this round's masks.
+        # (the current turn), as it will be after this round's masks.
         fixed = sum(sizes[: lay.lead]) + sum(after[lay.end :])
         span_sizes = list(sizes)
-        if lay.newest_user is not None and lay.newest_user < lay.end:  # it stays wherever the cut falls
-            fixed += after[lay.newest_user]
-            after[lay.newest_user] = 0
-            span_sizes[lay.newest_user] = 0
+        for k in lay.kept:  # the user's system messages and the newest user message stay wherever the cut falls
+            fixed += after[k]
+            after[k] = 0
+            span_sizes[k] = 0
         existing = sizes[lay.record] if lay.record is not None else RECORD_OVERHEAD_TOKENS
         # What each message is expected to add to the summary: tool output (mostly data, of which a summary keeps
         # the identifiers) much less than what the people and the assistant wrote.
@@ -382,7 +382,7 @@ class AutoStrategy:
             return None  # the shorter span would hardly be worth its summary
         need = total(back) - budget + budget // 50  # a margin: the sizes are estimates
         masked = {_index(s) for s, _ in masks}
-        indices = [i for i in range(back, cut) if i not in masked and i != lay.newest_user]
+        indices = [i for i in range(back, cut) if i not in masked and i not in lay.kept]
         why = "tool output of {chars} characters kept after the summary as head and tail: {keep} characters"
         clips = plan_group_clips(messages, ctx, indices, need, self.min_keep_chars, why)
         new_after = list(after)

@@ -89,7 +89,9 @@ class RatioStrategy:
             reason=reason,
             # a summary is asked for about a third of what it replaces, at most the blocks' room: asked for the
             # whole room, a summary that honours its length fills it, and the next compaction folds it
-            span_tokens=sum(ctx.counter.count_message(m) for m in messages[lay.start : best]),
+            span_tokens=sum(
+                ctx.counter.count_message(messages[i]) for i in range(lay.start, best) if i not in lay.kept
+            ),
             expected_ratio=SUMMARY_RATIO,
         )
         return Plan(tuple(steps), note=reason)

@@ -5,6 +5,12 @@ A history written by ``auto`` or ``ratio`` looks like this::
     [user system messages] [record: block, block, ...] [kept messages ...] [current turn]
      0 .. lead              lead (optional)              start ..           protected ..
 
+A user system message further on (OpenAI's ``system``/``developer`` anywhere, Anthropic's mid-conversation beta) is
+an instruction, like the leading ones: never summarized, never edited. It does not end the summarizable region
+(an agent that gets one early on would otherwise never be summarized past it): a span that reaches over it keeps it
+verbatim right after the record (`Summarize.keep`), with the other messages kept aside, in their order. The cuts
+right before and after it are safe, and it is what the summarizer reads as context.
+
 A new summary covers ``messages[start:cut]`` (the oldest messages not yet summarized) and becomes one more block of
 the record: the summary chain grows by one block per compaction, and a block summarizes only originals (depth 1).
 Only when the blocks themselves outgrow their share of the budget are they folded into one deeper block (the span
@@ -52,34 +58,54 @@ class Layout:
     start: int
     """First message a new summary may cover (right after the record, or `lead`)."""
     end: int
-    """End of the region a summary may cover: the current turn, or a user system message before it."""
+    """End of the region a summary may cover: the current turn."""
     protected: int
     """Start of the current turn (`chain.current_turn_start`)."""
     newest_user: int | None
     """Index of the newest user message (the task an agent is working on, the question a chat answers), which no
     summary or eviction ever removes: kept verbatim after the record when its span reaches it."""
+    systems: tuple[int, ...] = ()
+    """Indices of the user's system messages inside ``[start:end]``: kept verbatim after the record when a span
+    reaches over them (see the module docstring)."""
+
+    @property
+    def kept(self) -> tuple[int, ...]:
+        """Every index of the region that stays wherever a cut falls: its system messages and the newest user
+        message, in order."""
+        u = self.newest_user
+        if u is None or u >= self.end or u in self.systems:
+            return self.systems
+        return tuple(sorted((*self.systems, u)))
 
     def keep(self, start: int, end: int) -> tuple[int, ...]:
-        """The indices of ``[start:end]`` that must stay (the newest user message, when inside)."""
+        """The indices of ``[start:end]`` that must stay (its system messages, and the newest user message)."""
         u = self.newest_user
-        return (u,) if u is not None and start <= u < end else ()
+        inside = tuple(i for i in self.systems if start <= i < end)
+        if u is not None and start <= u < end:
+            return tuple(sorted((*inside, u)))
+        return inside
 
 
 def layout(messages: Sequence[Message]) -> Layout:
     n = len(messages)
     lead = 0
-    while lead < n and messages[lead].role == "system" and not is_summary_system(messages[lead]):
+    while lead < n and _users_system(messages[lead]):
         lead += 1
     record = lead if lead < n and is_record_message(messages[lead]) else None
     start = lead + 1 if record is not None else lead
     protected = current_turn_start(messages)
-    end = start
-    while end < protected and not (messages[end].role == "system" and not is_summary_system(messages[end])):
-        end += 1
+    end = max(start, protected)
+    systems = tuple(i for i in range(start, end) if _users_system(messages[i]))
     newest = next((i for i in range(n - 1, start - 1, -1) if messages[i].role == "user"), None)
     if newest is not None and (is_record_message(messages[newest]) or messages[newest].tool_calls):
         newest = None  # a user message that made tool calls (tau2's simulated users) cannot be moved from its results
-    return Layout(lead=lead, record=record, start=start, end=end, protected=protected, newest_user=newest)
+    return Layout(
+        lead=lead, record=record, start=start, end=end, protected=protected, newest_user=newest, systems=systems
+    )
+
+
+def _users_system(message: Message) -> bool:
+    return message.role == "system" and not is_summary_system(message)
 
 
 def record_steps(

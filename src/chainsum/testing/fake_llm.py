@@ -134,6 +134,8 @@ class ReceivedRequest:
     """The decoded JSON body (None when it was not JSON)."""
     query: str = ""
     """The query string, without its ``?`` (e.g. Azure's ``api-version=...``)."""
+    raw: bytes = b""
+    """The body as received, byte for byte (what a proxy promises to forward untouched)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +367,8 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 payload = None
             headers = {name.lower(): value for name, value in self.headers.items()}
             path, _, query = self.path.partition("?")
-            reply = server._next(ReceivedRequest(path=path, headers=headers, json=payload, query=query))  # pyright: ignore[reportPrivateUsage]
+            received = ReceivedRequest(path=path, headers=headers, json=payload, query=query, raw=raw)
+            reply = server._next(received)  # pyright: ignore[reportPrivateUsage]
             dialect = _PATHS.get(path)
             if dialect is None:
                 self._send(_json_response(404, {"error": {"message": f"no route {path}"}}))
