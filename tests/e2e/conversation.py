@@ -11,7 +11,10 @@ result and the reasoning tokens look. The claims:
    there): the current turn is never summarized, and the client really ran the command;
 4. reasoning comes back as it was handed out: every thinking block with its signature, every reasoning item with
    its ``encrypted_content``, and the newest call's reasoning is there;
-5. the proxy compacted at least twice (its session API), and the upstream saw it (requests that hold chainsum
+5. no request reached the upstream far over the window: counted here on the raw JSON (history, system and tools,
+   with chainsum's default counter), which differs from chainsum's own count by keys and opaque reasoning tokens,
+   so only a request over `OVER_WINDOW` times the window fails: a history the proxy let grow unchecked;
+6. the proxy compacted at least twice (its session API), and the upstream saw it (requests that hold chainsum
    summary content).
 """
 
@@ -36,7 +39,11 @@ from e2e.wire_checks import (
     responses_problems,
 )
 
-__all__ = ["ANTHROPIC", "CHAT", "RESPONSES", "Provider", "Stats", "check_conversation"]
+__all__ = ["ANTHROPIC", "CHAT", "OVER_WINDOW", "RESPONSES", "Provider", "Stats", "check_conversation"]
+
+OVER_WINDOW = 1.5
+"""A request this many times the window is one the proxy did not manage (claim 5); the raw-JSON count of this
+suite reads up to 1.1 times the window where chainsum kept the request inside it."""
 
 Json = dict[str, Any]
 
@@ -127,7 +134,7 @@ def _responses_reasoning(history: list[Json], newest: str) -> list[str]:
         elif item.get("encrypted_content") != encrypted_reasoning(number):
             problems.append(f"input[{i}]: encrypted_content of step {number} changed or lost")
     for i, item in enumerate(history):
-        is_newest = item.get("type") == "function_call" and item.get("call_id") == newest
+        is_newest = item.get("type") in ("function_call", "custom_tool_call") and item.get("call_id") == newest
         if is_newest and not _turn_has_reasoning(history, i):
             problems.append(f"the reasoning item of {newest} is not in its turn")
     return problems
@@ -140,7 +147,9 @@ def _turn_has_reasoning(history: list[Json], at: int) -> bool:
         kind = item.get("type", "message")
         if kind == "reasoning":
             return True
-        if kind != "function_call" and not (kind == "message" and item.get("role") == "assistant"):
+        if kind not in ("function_call", "custom_tool_call") and not (
+            kind == "message" and item.get("role") == "assistant"
+        ):
             return False
     return False
 
@@ -151,9 +160,11 @@ RESPONSES = Provider(
     id_prefix="call_",
     problems=responses_problems,
     results=lambda h: {
-        str(i.get("call_id")): _text(i.get("output")) for i in h if i.get("type") == "function_call_output"
+        str(i.get("call_id")): _text(i.get("output"))
+        for i in h
+        if i.get("type") in ("function_call_output", "custom_tool_call_output")
     },
-    calls=lambda h: [str(i.get("call_id")) for i in h if i.get("type") == "function_call"],
+    calls=lambda h: [str(i.get("call_id")) for i in h if i.get("type") in ("function_call", "custom_tool_call")],
     reasoning=_responses_reasoning,
 )
 
@@ -194,8 +205,9 @@ class Stats:
         )
 
 
-def check_conversation(fake: FakeUpstream, proxy: Proxy, provider: Provider) -> Stats:
-    """Assert the claims of the module docstring about a finished run; return what it saw."""
+def check_conversation(fake: FakeUpstream, proxy: Proxy, provider: Provider, window: int) -> Stats:
+    """Assert the claims of the module docstring about a finished run (`window` is the proxy's context window);
+    return what it saw."""
     loop = fake.of_kind("main", "compact")
     assert loop, "the upstream received no request of the agent loop"
     problems: list[str] = []
@@ -212,6 +224,9 @@ def check_conversation(fake: FakeUpstream, proxy: Proxy, provider: Provider) -> 
         problems += [f"request {n}: {p}" for p in provider.reasoning(history, newest)]
     assert not problems, "\n".join(problems[:40])
 
+    sizes = [_tokens(r) for r in loop]
+    over = [f"request {n}: {size:,} tokens" for n, size in enumerate(sizes) if size > OVER_WINDOW * window]
+    assert not over, f"requests far over the {window:,}-token window reached the upstream: {', '.join(over)}"
     steps = sorted({r.answered for r in loop if r.kind == "main"})
     assert steps == list(range(1, STEPS + 2)), f"the agent loop skipped or repeated steps: {steps}"
     sessions = proxy.sessions()
@@ -226,7 +241,7 @@ def check_conversation(fake: FakeUpstream, proxy: Proxy, provider: Provider) -> 
         compactions=compactions,
         compacted_requests=seen,
         client_compactions=sum(1 for r in loop if r.kind == "compact"),
-        first_request_tokens=_first_tokens(first),
+        first_request_tokens=_tokens(first),
     )
 
 
@@ -265,8 +280,10 @@ def _newest_results(
     return problems
 
 
-def _first_tokens(first: Received) -> int:
-    """The first request's size as ``chainsum serve`` counts it (its default counter), answer room aside."""
-    counter = HeuristicCounter()
-    body = first.body
-    return sum(json_tokens(counter, body.get(k)) for k in ("system", "instructions", "tools", "messages", "input"))
+_COUNTER = HeuristicCounter()
+
+
+def _tokens(request: Received) -> int:
+    """A request's size by chainsum's default counter over its raw JSON (history, system, tools; answer room aside)."""
+    body = request.body
+    return sum(json_tokens(_COUNTER, body.get(k)) for k in ("system", "instructions", "tools", "messages", "input"))

@@ -59,7 +59,8 @@ class Persona:
 
     route: Route
     tool_name: str
-    arguments: Callable[[Step], dict[str, Any]]
+    arguments: Callable[[Step], dict[str, Any] | str]
+    """The call's JSON arguments, or a custom tool's free-form input (a string)."""
     id_prefix: str
     """Call ids in the provider's style: ``toolu_`` (Anthropic), ``call_`` (OpenAI)."""
     reasoning: bool = True
@@ -149,7 +150,9 @@ class FakeUpstream:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-upstream", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-upstream", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -282,8 +285,17 @@ def _whole(route: Route, answer: Answer, model: str) -> dict[str, Any]:
 
 
 def _tool_names(route: Route, body: dict[str, Any]) -> set[str]:
+    """The tools a request offers: its ``tools``, and on the Responses route the tools its ``additional_tools``
+    input items declare (Codex's catalog models), namespaces walked into."""
+    tools = cast(list[dict[str, Any]], body.get("tools") or [])
+    if route == "responses":
+        for item in cast(list[Any], body.get("input") if isinstance(body.get("input"), list) else []):
+            if isinstance(item, dict) and cast(dict[str, Any], item).get("type") == "additional_tools":
+                tools = [*tools, *cast(list[dict[str, Any]], cast(dict[str, Any], item).get("tools") or [])]
     names: set[str] = set()
-    for tool in cast(list[dict[str, Any]], body.get("tools") or []):
+    while tools:
+        tool, *tools = tools
+        tools += cast(list[dict[str, Any]], tool.get("tools") or []) if tool.get("type") == "namespace" else []
         function = tool.get("function")
         name = function.get("name") if route == "chat" and isinstance(function, dict) else tool.get("name")
         if isinstance(name, str):

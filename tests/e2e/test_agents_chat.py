@@ -40,5 +40,5 @@ def test_agents_sdk_chat_completions_through_the_proxy(tmp_path: Path) -> None:
         assert run.returncode == 0, run.describe()
         assert FINAL_ANSWER in run.stdout, run.describe()
         fake.save(tmp_path / "received.json")
-        stats = check_conversation(fake, proxy, CHAT)
+        stats = check_conversation(fake, proxy, CHAT, WINDOW)
     print(f"agents sdk: {run.seconds:.1f} s, {stats.line()}")

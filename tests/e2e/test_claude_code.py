@@ -81,6 +81,6 @@ def test_claude_code_through_the_proxy(tmp_path: Path, model: str | None) -> Non
         assert run.returncode == 0, run.describe()
         assert FINAL_ANSWER in run.stdout, run.describe()
         fake.save(tmp_path / "received.json")
-        stats = check_conversation(fake, proxy, ANTHROPIC)
+        stats = check_conversation(fake, proxy, ANTHROPIC, WINDOW)
     assert stats.client_compactions == 1, f"Claude Code did not compact its own history: {stats.line()}"
     print(f"claude {model or 'default model'}: {run.seconds:.1f} s, {stats.line()}")

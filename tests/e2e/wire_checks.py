@@ -257,10 +257,16 @@ def chainsum_marks(history: Sequence[Json]) -> set[str]:
 
 
 def _content(value: object) -> object:
-    """`value` without ``cache_control`` markers: Claude Code moves its breakpoint to the newest message every turn
-    (the marker is where caching stops, not part of the prompt), so a message that lost it is the same message."""
+    """`value` as the model reads it, so that what a client rewrites of its own history between two turns without
+    changing it does not count as a change. Claude Code does two such things: it moves its ``cache_control``
+    breakpoint to the newest message every turn (the marker says where caching stops; it is not part of the
+    prompt), and it sends a mid-conversation system message as a list of text blocks once, then as a string (a
+    string is one text block to the API)."""
     if isinstance(value, dict):
-        return {k: _content(v) for k, v in cast(Json, value).items() if k != "cache_control"}
+        out = {k: _content(v) for k, v in cast(Json, value).items() if k != "cache_control"}
+        if isinstance(out.get("content"), str) and "role" in out and out.get("type", "message") == "message":
+            out["content"] = [{"type": "text", "text": out["content"]}]
+        return out
     if isinstance(value, list):
         return [_content(v) for v in cast(list[Any], value)]
     return value

@@ -21,7 +21,13 @@ __all__ = ["Answer", "Call", "anthropic_stream", "chat_stream", "responses_strea
 class Call:
     id: str
     name: str
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | str
+    """JSON arguments of a function tool, or the free-form input of a custom tool (Responses only: Codex's
+    ``exec``, which takes JavaScript)."""
+
+    @property
+    def json(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +117,7 @@ def anthropic_stream(answer: Answer, model: str) -> Iterator[bytes]:
                 "content_block": {"type": "tool_use", "id": call.id, "name": call.name, "input": {}},
             }
         )
-        for piece in _halves(json.dumps(call.arguments)):
+        for piece in _halves(call.json):
             yield event(
                 {
                     "type": "content_block_delta",
@@ -242,39 +248,24 @@ def responses_stream(answer: Answer, model: str) -> Iterator[bytes]:
         call = answer.call
         item_id = f"fc_e2e_{answer.number:02d}"
         at = len(output)
-        arguments = json.dumps(call.arguments)
-        done = {
-            "type": "function_call",
-            "id": item_id,
-            "call_id": call.id,
-            "name": call.name,
-            "arguments": arguments,
-            "status": "completed",
-        }
+        custom = isinstance(call.arguments, str)
+        field, kind, deltas = (
+            ("input", "custom_tool_call", "response.custom_tool_call_input")
+            if custom
+            else ("arguments", "function_call", "response.function_call_arguments")
+        )
+        done = {"type": kind, "id": item_id, "call_id": call.id, "name": call.name, field: call.json}
+        done["status"] = "completed"
         yield event(
             {
                 "type": "response.output_item.added",
                 "output_index": at,
-                "item": {**done, "arguments": "", "status": "in_progress"},
+                "item": {**done, field: "", "status": "in_progress"},
             }
         )
-        for piece in _halves(arguments):
-            yield event(
-                {
-                    "type": "response.function_call_arguments.delta",
-                    "item_id": item_id,
-                    "output_index": at,
-                    "delta": piece,
-                }
-            )
-        yield event(
-            {
-                "type": "response.function_call_arguments.done",
-                "item_id": item_id,
-                "output_index": at,
-                "arguments": arguments,
-            }
-        )
+        for piece in _halves(call.json):
+            yield event({"type": f"{deltas}.delta", "item_id": item_id, "output_index": at, "delta": piece})
+        yield event({"type": f"{deltas}.done", "item_id": item_id, "output_index": at, field: call.json})
         yield event({"type": "response.output_item.done", "output_index": at, "item": done})
         output.append(done)
     usage = {
@@ -319,7 +310,7 @@ def chat_stream(answer: Answer, model: str) -> Iterator[bytes]:
                 ]
             }
         )
-        for piece in _halves(json.dumps(call.arguments)):
+        for piece in _halves(call.json):
             yield chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]})
     yield chunk({}, "tool_calls" if answer.call else "stop")
     usage = {"prompt_tokens": answer.input_tokens, "completion_tokens": 60, "total_tokens": answer.input_tokens + 60}
