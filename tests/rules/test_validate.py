@@ -312,6 +312,14 @@ def test_foreign_opaque() -> None:
     ]
 
 
+def test_openais_responses_items_are_not_foreign_to_openai() -> None:
+    """OpenAI serves the Responses format too: a web search call item read from it goes back there (the proxy's
+    ``/v1/responses`` route compacts with OpenAI's rules, and dropped such items from the turns it kept)."""
+    item = Opaque(format="openai-responses", data={"type": "web_search_call", "id": "ws_1", "status": "completed"})
+    assert validate([user(), ai(item, "x")], "openai") == []
+    assert [p.rule for p in validate([user(), ai(item, "x")], "anthropic")] == ["foreign-opaque"]
+
+
 def test_reasoning_signature() -> None:
     history = [user(), ai(Reasoning(text="hmm"), "x"), user("y"), ai(Reasoning(data="ZW5j"), "z")]
     expected = [

@@ -180,7 +180,9 @@ PROFILES: Mapping[str, ProviderProfile] = {
         id_max_length=40,
         reasoning_needs_signature=False,
         reasoning_is_content=False,
-        opaque_formats=frozenset({"openai"}) | FRAMEWORK_FORMATS,
+        # OpenAI serves both of its wire formats (`formats.FORMAT_PROVIDERS`): a Responses item (web search call,
+        # file search call, ...) goes back to the Responses API it came from, so it is not foreign there.
+        opaque_formats=frozenset({"openai", "openai-responses"}) | FRAMEWORK_FORMATS,
         sources=_OPENAI_SOURCES,
     ),
     "anthropic": ProviderProfile(
