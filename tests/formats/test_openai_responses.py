@@ -204,3 +204,23 @@ def test_responses_to_chat_and_back_keeps_text_calls_and_results() -> None:
     assert essence(back) == essence(messages)
     # the custom tool call stays custom across both APIs
     assert {"type": "custom_tool_call", "call_id": "call_b", "name": "apply_patch", "input": "*** Begin Patch"} in items
+
+
+CODEX_TOOLS = {
+    "type": "additional_tools",
+    "role": "developer",
+    "tools": [{"type": "function", "name": "exec_command", "parameters": {"type": "object", "properties": {}}}],
+}
+
+
+def test_an_unknown_item_with_the_role_of_instructions_is_a_system_message_written_back_as_it_came() -> None:
+    """Codex 0.171 sends its tool definitions as a first ``additional_tools`` item: instructions, so chainsum
+    keeps it as it keeps the system prompt (read into an assistant turn, it was summarized away and the model lost
+    its tools)."""
+    items = [CODEX_TOOLS, {"role": "user", "content": "run the tests"}, {"type": "web_search_call", "id": "ws_1"}]
+    conv = openai_responses.load(items)
+    first = conv.messages[0]
+    assert first.role == "system" and first.parts == (Opaque(format="openai-responses", data=CODEX_TOOLS),)
+    assert conv.messages[2].role == "assistant"  # an item with no role stays in the assistant turn
+    dropped: list[Dropped] = []
+    assert openai_responses.dump(conv.messages, dropped=dropped) == items and dropped == []

@@ -179,3 +179,20 @@ def test_a_bedrock_chat_keeps_its_roles_alternating_after_compactions() -> None:
         assert validate(canonical(prepared.messages, "bedrock"), "bedrock") == []
         items.append({"role": "assistant", "content": [{"text": f"Noted B-{i}. " + "yes " * 25}]})
     assert compactions >= 2 and recalls >= 10
+
+
+def test_codex_tool_definitions_item_survives_a_compaction() -> None:
+    """Codex (Responses, code mode) sends its tools as a first ``additional_tools`` item with the developer role:
+    a compaction keeps it first and byte for byte, like the developer prompt after it, and summarizes the steps."""
+    tools = {"type": "additional_tools", "role": "developer", "tools": [{"type": "function", "name": "exec"}] * 20}
+    prompt = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be careful."}]}
+    items: list[dict[str, Any]] = [tools, prompt, {"role": "user", "content": "Run seq 1 3000 twenty times."}]
+    for step in range(20):
+        call = f"call_{step}"
+        items.append({"type": "custom_tool_call", "call_id": call, "name": "exec", "input": "seq 1 3000"})
+        items.append({"type": "custom_tool_call_output", "call_id": call, "output": "\n".join(map(str, range(900)))})
+    manager = ContextManager(ManagerConfig(), context_window=8_000, archive=MemoryArchive(), format="openai-responses")
+    prepared = manager.prepare_sync(items)
+    assert prepared.tokens_after < prepared.tokens_before
+    assert list(prepared.messages[:2]) == [tools, prompt]
+    assert sum(isinstance(x, dict) and x.get("type") == "additional_tools" for x in prepared.messages) == 1

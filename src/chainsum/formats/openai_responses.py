@@ -11,7 +11,9 @@ dump writes the same items back:
 - ``reasoning`` → `Reasoning`: the summary texts joined by a blank line as its text, ``encrypted_content`` as its
   data (the raw ``content`` stays a field);
 - any other item (``web_search_call``, ``computer_call`` and its output, ``item_reference``, MCP items, ...) →
-  `Opaque`, verbatim, in the assistant turn beside the call it belongs to.
+  `Opaque`, verbatim, in the assistant turn beside the call it belongs to; such an item with a ``system`` or
+  ``developer`` role (Codex's ``additional_tools``) → a system message holding it (hint ``opaque``), since it
+  instructs the model and is kept like the system prompt.
 
 ``function_call_output`` / ``custom_tool_call_output`` items become ``tool`` messages with one `ToolResult`;
 ``user``, ``system`` and ``developer`` message items (typed or the "easy" ``{role, content}`` form) one message
@@ -66,6 +68,7 @@ NAME = RESPONSES
 
 _INPUT_ROLES: dict[str, Role] = {"user": "user", "system": "system", "developer": "system"}
 _MESSAGE_KEYS = frozenset({"type", "role", "content", "id", "status"})
+_INSTRUCTION_ROLES = frozenset({"system", "developer"})
 _CALL_KEYS = frozenset({"type", "call_id", "name", "arguments", "input", "id", "status"})
 _OUTPUT_KEYS = frozenset({"type", "call_id", "output", "id", "status"})
 _REASONING_KEYS = frozenset({"type", "id", "status", "summary", "encrypted_content"})
@@ -204,6 +207,11 @@ def load(data: Any) -> Conversation:
                 message = Message(role="tool", parts=(ToolResult(call_id=call_id, content=output),))
             else:
                 message = _load_call_output(item, f"{prefix}[{j}]", kind)
+        elif isinstance(kind, str) and item.get("role") in _INSTRUCTION_ROLES:
+            # an item of a kind chainsum does not know, given with the role of instructions (Codex's
+            # ``additional_tools``: tool definitions as the first input item): a system message that holds it
+            # verbatim, so it is kept as the system prompt is, never summarized nor moved
+            message = Message(role="system", parts=(Opaque(format=NAME, data=item),), extras={NAME: {"opaque": True}})
         elif isinstance(kind, str):
             turn.append(Opaque(format=NAME, data=item))
             continue
@@ -385,7 +393,9 @@ def _dump_message(m: Message, i: int, items: list[Any], dropped: list[Dropped] |
         return
     if m.name is not None:
         drop(dropped, i, f"participant name {m.name!r}")
-    if m.role == "assistant":
+    if hints.get("opaque") and all(isinstance(p, Opaque) and p.format == NAME for p in rest):
+        items.extend(cast(Opaque, p).data for p in rest)  # an item of an unknown kind, as it came
+    elif m.role == "assistant":
         _dump_turn(rest, i, items, dropped)
     elif rest or not results:
         items.append(_dump_input_message(m.role, rest, m.id, hints, i, dropped))

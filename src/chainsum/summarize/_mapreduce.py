@@ -240,7 +240,7 @@ async def summarize_chunked(
     chunks, each long message is rendered as an excerpt (head and tail, `clip_body`) with one common length limit
     chosen so that they fit, so the calls stay bounded however long the span. Errors from the summarizer propagate
     as `SummarizerError` (the caller falls back; nothing here replaces history). Raises `ValueError` for an empty
-    span or a cap too small for the instructions alone.
+    span (or one with nothing a transcript can show) or a cap too small for the instructions alone.
     """
     if concurrency < 1 or max_depth < 0 or max_input_tokens < 1 or (max_chunks is not None and max_chunks < 1):
         raise ValueError("concurrency, max_input_tokens and max_chunks must be >= 1, max_depth >= 0")
@@ -250,6 +250,8 @@ async def summarize_chunked(
     read, limit = _readable(messages, case, context, max_input_tokens, count, max_chunks, target_tokens)
     chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit)
     chunks = chunker.chunks(read)
+    if not chunks:  # only parts no transcript can show (an opaque provider item): as empty as an empty span
+        raise ValueError("nothing in the span can be rendered for a summarizer")
     if len(chunks) == 1 and len(read) == len(messages) and all(a is b for a, b in zip(chunks[0], read, strict=True)):
         whole = chunker.render(messages)
         summary = await _summarize_capped(summarizer, whole, len(whole))
