@@ -288,3 +288,26 @@ def test_a_compaction_keeps_every_responses_field_and_every_kept_item_unchanged(
         r = httpx.post(p.openai_url + "/responses", json=body, timeout=30)
         assert r.status_code == 200 and r.headers["x-chainsum-summarized"] == "true"
     assert_kept_verbatim(body, sent_body(fake), "input", len(responses_recent()), key_order=False)
+
+
+def test_openai_chat_system_and_developer_messages_anywhere_come_through_a_compaction_verbatim(
+    fake: FakeLLMServer, store: SQLiteStore
+) -> None:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are the order desk."}]
+    for i in range(30):
+        messages.append({"role": "user", "content": f"Where is order ORD-{i}? " + "please check " * 30})
+        if i in (2, 17):
+            messages.append({"role": "developer", "content": [{"type": "text", "text": f"Policy {i}: be terse."}]})
+        if i == 9:
+            messages.append({"role": "system", "content": "Refunds need a manager.", "name": "ops"})
+        messages.append({"role": "assistant", "content": f"ORD-{i} ships Monday. " + "checked " * 30})
+    messages.append({"role": "user", "content": "And the newest one?"})
+    body = {"model": "gpt-4o", "messages": messages, "prompt_cache_key": "desk", "service_tier": "flex"}
+    with proxy(fake, store, context_window=3000) as p:
+        r = httpx.post(p.openai_url + "/chat/completions", json=body, timeout=30)
+        assert r.status_code == 200 and r.headers["x-chainsum-summarized"] == "true"
+    sent = sent_body(fake)
+    instructions = [m for m in messages if m["role"] in ("system", "developer")]
+    assert [m for m in sent["messages"] if m["role"] in ("system", "developer")] == instructions
+    assert {k: v for k, v in sent.items() if k != "messages"} == {k: v for k, v in body.items() if k != "messages"}
+    assert sent["messages"][-1] == messages[-1] and len(sent["messages"]) < len(messages)

@@ -201,3 +201,20 @@ def test_the_base_url_answers_the_probe_clients_send_before_they_start(store: SQ
     with proxy(None, store) as p:
         r = httpx.request(method, p.url + "/")
     assert r.status_code == 200
+
+
+def test_paths_chainsum_has_no_route_for_go_upstream_as_they_came(fake: FakeLLMServer, store: SQLiteStore) -> None:
+    """Claude Code counts tokens through ``/v1/messages/count_tokens``; other clients call embeddings or files. The
+    upstream answers (here the fake's 404s and 501, relayed as they are) and the answer says chainsum passed it."""
+    count = json.dumps({"model": "claude-x", "messages": [{"role": "system", "content": "s"}]}).encode()
+    with proxy(fake, store, context_window=8000) as p:
+        counted = post(p.url + "/v1/messages/count_tokens?beta=true", count, **{"anthropic-version": "2023-06-01"})
+        embedded = post(p.openai_url + "/embeddings", {"model": "text-embedding-3-small", "input": "hi"})
+        deleted = httpx.delete(p.openai_url + "/files/file-1", headers={"Authorization": "Bearer sk"})
+        metrics = httpx.get(p.url + "/metrics").text
+    assert [r.status_code for r in (counted, embedded, deleted)] == [404, 404, 501]
+    assert all(r.headers["x-chainsum-passthrough"] == "unknown-route" for r in (counted, embedded, deleted))
+    received = [(r.path, r.query) for r in fake.requests]  # the fake records no DELETE: its 501 is its answer
+    assert received == [("/v1/messages/count_tokens", "beta=true"), ("/v1/embeddings", "")]
+    assert fake.requests[0].raw == count and fake.requests[0].headers["anthropic-version"] == "2023-06-01"
+    assert 'chainsum_passthrough_total{reason="unknown-route",route="other"} 3.0' in metrics

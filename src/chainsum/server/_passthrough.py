@@ -37,10 +37,11 @@ HEADER: Final = "X-Chainsum-Passthrough"
 DETAIL_HEADER: Final = "X-Chainsum-Passthrough-Detail"
 EVENT_TYPE: Final = "request_passthrough"
 
-PassthroughReason: TypeAlias = Literal["unreadable-history"]
+PassthroughReason: TypeAlias = Literal["unreadable-history", "unknown-route"]
 """Why a request went upstream untouched: ``unreadable-history``: its history (``messages``, ``input``) holds
 something chainsum's reader for the route's format does not know (an unknown role, content block, field or beta
-shape)."""
+shape); ``unknown-route``: a path under ``/v1`` chainsum has no route for (Anthropic's ``messages/count_tokens``
+and ``messages/batches``, OpenAI's ``embeddings``, ``files``, ...), which it forwards as it came."""
 
 _MAX_DETAIL = 300
 _UNSAFE = re.compile(r"[^\x20-\x7e]+")
@@ -92,14 +93,15 @@ class PassthroughLog:
             self._seen.popitem(last=False)
         return True
 
-    def report(self, session: str, route: str, reason: PassthroughReason, detail: str) -> bool:
-        """Log the warning when this is the first time for the session and reason; returns whether it was (the
-        caller then publishes the event)."""
-        if not self.first(session, reason):
+    def report(self, session: str | None, route: str, reason: PassthroughReason, detail: str) -> bool:
+        """Log the warning when this is the first time for the session and reason (a request of no session, on an
+        unknown route, the first time for its `detail`: the path); returns whether it was (the caller then
+        publishes the event)."""
+        if not self.first(session if session is not None else detail, reason):
             return False
         logger.warning(
             "session=<%s>, route=<%s>, reason=<%s>, detail=<%s> | request sent upstream untouched",
-            session,
+            session or "-",
             route,
             reason,
             detail,

@@ -1,5 +1,5 @@
-"""The proxy routes: ``POST /v1/chat/completions``, ``POST /v1/messages``, ``POST /v1/responses`` and
-``GET /v1/models``.
+"""The proxy routes: ``POST /v1/chat/completions``, ``POST /v1/messages``, ``POST /v1/responses``,
+``GET /v1/models``, and every other path under ``/v1``, forwarded untouched (`other`).
 
 Each request: read the body (413 over the limit, 400 when it is not a JSON object or its history is not a list,
 in the provider's error shape naming the field: only what is not a chat request at all); find its session
@@ -261,14 +261,42 @@ async def responses(request: Request) -> Response:
     return await _proxy(request, _RESPONSES)
 
 
+def _upstream_url(request: Request, state: AppState) -> tuple[Dialect, str]:
+    """Where a path under ``/v1`` with no route of its own goes: Anthropic's upstream for its paths
+    (``/v1/messages/...``) and for any request of its SDK (which always sends ``anthropic-version``), else the
+    OpenAI-style one, whose base ends in ``/v1``."""
+    path = request.url.path
+    if path.startswith("/v1/messages") or "anthropic-version" in request.headers:
+        return "anthropic", f"{state.settings.anthropic_upstream.rstrip('/')}{path}"
+    return "openai", f"{state.settings.upstream.rstrip('/')}{path.removeprefix('/v1')}"
+
+
 async def models(request: Request) -> Response:
-    """Passed through to the OpenAI-style upstream (the client's credentials go with it)."""
+    """Passed through to the upstream (the client's credentials go with it): Anthropic's for its SDK, else the
+    OpenAI-style one."""
     state = state_of(request)
-    url = f"{state.settings.upstream.rstrip('/')}/models"
+    dialect, url = _upstream_url(request, state)
     try:
-        return await _forward(request, _Route("models", "openai", "", "", "", ""), state, url, b"", {}, None)
+        return await _forward(request, _Route("models", dialect, "", "", "", ""), state, url, b"", {}, None)
     except ProxyError as exc:
-        return provider_error("openai", exc.status, exc.message, exc.field)
+        return provider_error(dialect, exc.status, exc.message, exc.field)
+
+
+async def other(request: Request) -> Response:
+    """Any other path under ``/v1`` (Anthropic's ``messages/count_tokens`` and ``messages/batches``, OpenAI's
+    ``embeddings`` and ``files``, what a provider adds next): chainsum has nothing to do there, so it forwards the
+    request as it came (method, query, headers, body) and relays the answer, with ``X-Chainsum-Passthrough:
+    unknown-route``; a client that calls an endpoint chainsum does not know still works through it."""
+    state = state_of(request)
+    dialect, url = _upstream_url(request, state)
+    try:
+        raw = await _read_body(request, state.settings.max_body_bytes)
+        state.sessions.passthrough(None, "other", "unknown-route", request.url.path)
+        extra = {HEADER: "unknown-route"}
+        return await _forward(request, _Route("other", dialect, "", "", "", ""), state, url, raw, extra, None)
+    except ProxyError as exc:
+        state.metrics.requests.labels(route="other", status=str(exc.status)).inc()
+        return provider_error(dialect, exc.status, exc.message, exc.field)
 
 
 routes = [
@@ -276,6 +304,7 @@ routes = [
     Route("/v1/messages", messages, methods=["POST"]),
     Route("/v1/responses", responses, methods=["POST"]),
     Route("/v1/models", models, methods=["GET"]),
+    Route("/v1/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]),
 ]
 """Plain Starlette routes, not FastAPI's: a proxy route takes the raw request and answers with raw bytes, so
 FastAPI's per-request work (solving dependencies, validating a response model) would be spent for nothing, and

@@ -212,11 +212,12 @@ class Sessions:
             self._maybe_touch(live, urgent=prepared.changed or live.touched_at == 0.0)
             return prepared
 
-    def passthrough(self, session: str, route: str, reason: PassthroughReason, detail: str) -> None:
+    def passthrough(self, session: str | None, route: str, reason: PassthroughReason, detail: str) -> None:
         """A request of `session` went upstream untouched: counted every time; logged and published as a
-        ``request_passthrough`` event the first time for this session and reason."""
+        ``request_passthrough`` event the first time for this session and reason. A request of no session (an
+        unknown route) is logged once per `detail` (its path), with no event."""
         self.metrics.passthrough.labels(route=route, reason=reason).inc()
-        if self._passthrough.report(session, route, reason, detail):
+        if self._passthrough.report(session, route, reason, detail) and session is not None:
             self._background(self._publish(session, passthrough_json(session, route, reason, detail)))
 
     async def _publish(self, session: str, data: dict[str, Any]) -> None:

@@ -61,8 +61,9 @@ class Summarize:
     target_tokens: int | None = None
     """The summary's length target (the transcript asks for it); None: the summarizer's own default."""
     keep: tuple[int, ...] = ()
-    """Indices inside the span kept verbatim, right after the summary (``record`` form): the newest user message of
-    an agent's long turn is the task itself and never leaves the context. The summarizer sees them as context."""
+    """Indices inside the span kept verbatim, right after the summary (``record`` form), in order: the newest user
+    message of an agent's long turn is the task itself and never leaves the context, and a user's system message in
+    the middle is an instruction that never does either. The summarizer sees them as context."""
     excerpt_from: int | None = None
     """``record`` form: the span's last messages, ``[excerpt_from:end]``, are also quoted in the block after the
     summary, as head and tail within `excerpt_tokens` (plus what the summary leaves of its target). They are the
@@ -164,7 +165,8 @@ class PlanContext:
 
 
 class Strategy(Protocol):
-    """A planner. Must be deterministic, must never include system messages in a step, must cut only where
+    """A planner. Must be deterministic, must never summarize or edit system messages (a record's span may reach
+    over one only to keep it aside, `Summarize.keep`), must cut only where
     `chainsum.chain.safe_cuts` allows, must never touch the last body pair of a section (the current turn), with
     one exception: clipping the current turn's tool output when the history is over `PlanContext.hard_limit`."""
 

@@ -12,8 +12,8 @@ messages are always kept. Choices the spec leaves open, written down:
   not a system message: it holds what tools and users said). Strands folds its previous summary into every next
   one, which raises the depth each time until a depth guard stops summarizing for good; here blocks are folded only
   when they outgrow their share of the budget, and at the depth cap the oldest leave the context for the archive
-  (`_record.record_steps`), so the strategy keeps working for ever. The user's own system messages are never in
-  a span.
+  (`_record.record_steps`), so the strategy keeps working for ever. The user's own system messages are never
+  summarized: a span that reaches over one keeps it verbatim after the record (`_record.Layout.systems`).
 - Without a budget the strategy acts once (round 0), as Strands does on each overflow; with a budget it acts
   again on the result while the history is over it.
 """
