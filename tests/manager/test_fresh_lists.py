@@ -251,3 +251,35 @@ def test_a_caller_that_keeps_the_summaries_it_was_given_retracts_nothing_and_sti
     prepared = manager.prepare_sync(history)
     assert manager.state.retracted == ()
     assert "ZX-9911" in _dump(prepared.messages)
+
+
+def _anthropic_step(i: int) -> list[Dict]:
+    call = f"toolu_{i:024d}"
+    return [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": call, "name": "Bash", "input": {"n": i}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": f"output {i}"}]},
+    ]
+
+
+def _marked(items: list[Dict]) -> list[Dict]:
+    """`items` with Claude Code's marker on the last block of the newest message only."""
+    out = copy.deepcopy(items)
+    out[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    return out
+
+
+def test_an_earlier_item_changed_converts_again_only_from_it() -> None:
+    """Claude Code moves its ``cache_control`` marker to the newest message on every request, so each request is
+    the previous one with its last message edited plus new ones: only from the edited item on is converted again
+    (the whole history was, every request), and the messages are those a fresh read gives."""
+    hist: list[Dict] = [{"role": "user", "content": [{"type": "text", "text": "start"}]}]
+    for i in range(6):
+        hist += _anthropic_step(i)
+    codec = codec_module.Codec("anthropic")
+    codec.read(_marked(hist))
+    grown = _marked(hist + _anthropic_step(6))
+    kept = codec.read(grown)
+    assert codec.fresh_from == len(hist) - 1 and kept == len(hist) - 1
+    fresh = codec_module.Codec("anthropic")
+    fresh.read(grown)
+    assert codec.messages == fresh.messages

@@ -177,26 +177,41 @@ class Codec:
 
     def read(self, items: Sequence[object]) -> int:
         """Make `items` the current input; returns how many leading canonical messages are as they were (0 when the
-        input does not extend the previous one, which is then dropped).
+        input does not start like the previous one, which is then dropped). When it extends a changed copy of the
+        previous one (an earlier item edited), the items before the first change are kept and the rest converted
+        again, from the start of that item's turn in the formats that need it.
 
         For the restarting formats the last turn is converted again on every call, even when no item was added, and
         for the others the last item: an item edited in place (the very object the previous call saw) compares
         equal to itself, and a stale copy of the question being retried must never be sent or counted."""
         n_old = len(self.items)
         self.fresh_from = len(items)
-        if items and self.items and n_old <= len(items) and self._kind(items) == self.format:
+        if items and self.items and self._kind(items) == self.format:
             prefix = items[:n_old] if isinstance(items, list) else list(items[:n_old])
-            if prefix == self.items:
+            if n_old <= len(items) and prefix == self.items:
                 if len(items) > n_old or self.format not in _LOCAL | {"messages"}:
                     return self._extend(items, n_old)
                 if self.format != "messages":  # the last item again: a retried question is often edited in place
                     return self._extend(items, n_old - 1)
                 return len(self.messages)
+            common = next((k for k, (a, b) in enumerate(zip(prefix, self.items)) if a != b), len(prefix))
+            if common > 0:  # an earlier item changed (Claude Code moves its cache_control marker every request)
+                return self._extend(items, self._restart_at(items, common))
         self.items, self.messages, self.src, self._restart = [], [], [], (0, 0)
         self.recall_items = []
         if items:
             self._extend(items, 0)
         return 0
+
+    def _restart_at(self, items: Sequence[object], common: int) -> int:
+        """Where to convert again from when only ``items[:common]`` are as they were: `common` where items convert
+        alone, else the start of the turn holding item `common` (set as the restart point `_extend` uses)."""
+        if self.format in _LOCAL or self.format == "messages":
+            return common
+        starts = _is_turn_start(cast(str, self.format))
+        item_at = next((i for i in range(min(common, len(items) - 1), 0, -1) if starts(items[i])), 0)
+        self._restart = (item_at, next((k for k, i in enumerate(self.src) if i >= item_at), len(self.messages)))
+        return item_at
 
     def _extend(self, items: Sequence[object], n_old: int) -> int:
         """Convert `items` from the last turn start (or from `n_old`, where items convert alone); returns how many
