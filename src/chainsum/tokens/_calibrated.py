@@ -96,6 +96,10 @@ class CalibratedCounter:
             self._factor = min(self.max_factor, max(self.min_factor, factor))
             self._samples = 0
 
+    def scale(self, tokens: int) -> int:
+        """`tokens` of the base counter as this counter counts them now."""
+        return self._scale(tokens)
+
     def _scale(self, tokens: int) -> int:
         if tokens <= 0:
             return 0

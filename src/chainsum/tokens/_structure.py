@@ -12,12 +12,14 @@ framing. Anthropic and Gemini frame messages differently but by similar amounts;
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, assert_never
 
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult
+from ._calibrated import CalibratedCounter
 from ._media import file_tokens, image_tokens
 
 if TYPE_CHECKING:
@@ -123,4 +125,17 @@ def json_tokens(counter: TokenCounter, value: object) -> int:
     for tool definitions (the proxy, each framework integration) counts them here."""
     if not value:
         return 0
-    return counter.count_text(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str))
+    if isinstance(counter, CalibratedCounter):  # its factor moves: the base's count is remembered, scaled now
+        return counter.scale(json_tokens(counter.base, value))
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    try:
+        return _json_text_tokens(counter, text)
+    except TypeError:  # a counter that cannot be a key (an unhashable user class): counted each time
+        return counter.count_text(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _json_text_tokens(counter: TokenCounter, text: str) -> int:
+    """The count of one JSON text, remembered: a client sends the same tool definitions (Claude Code's are 80 KB)
+    with every request, and counting them again cost more than the rest of the request's work."""
+    return counter.count_text(text)
