@@ -218,3 +218,17 @@ def test_paths_chainsum_has_no_route_for_go_upstream_as_they_came(fake: FakeLLMS
     assert received == [("/v1/messages/count_tokens", "beta=true"), ("/v1/embeddings", "")]
     assert fake.requests[0].raw == count and fake.requests[0].headers["anthropic-version"] == "2023-06-01"
     assert 'chainsum_passthrough_total{reason="unknown-route",route="other"} 3.0' in metrics
+
+
+def test_a_bug_before_the_manager_runs_fails_open_too(
+    fake: FakeLLMServer, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("injected bug")
+
+    monkeypatch.setattr("chainsum.server._proxy.session_key", broken)
+    raw = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    with proxy(fake, store, context_window=8000) as p:
+        r = post(p.openai_url + "/chat/completions", raw)
+    assert r.status_code == 200 and "unchanged" in r.headers["x-chainsum-error"]
+    assert fake.requests[-1].raw == raw

@@ -171,7 +171,6 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
     skipped = _skipped(route, body)
     if skipped is None and not isinstance(items, list):
         raise ProxyError(400, f"{route.history}: expected a list of messages", route.history)
-    system: object = body.get("system") if route.dialect == "anthropic" else body.get("instructions")
     extra: dict[str, str] = {}
     prepared: Prepared[Any] | None = None
     window = None if skipped is not None else _window(headers, state, model)
@@ -180,22 +179,12 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
     elif window is None:
         extra["X-Chainsum-Skipped"] = "unknown model (set X-Chainsum-Context-Window)"
     elif items:
-        history = cast(list[Any], items)
-        key = session_key(headers, body, system=system, messages=history)
-        live = state.sessions.live(key, fmt=route.fmt, provider=route.provider, window=window)
-        live.model = model
-        extra["X-Chainsum-Session"] = key.id
         try:
-            prepared = await state.sessions.prepare(
-                live, history, system=system, reserved=_reserve(body, window, state)
-            )
-        except UnreadableHistory as exc:
-            state.sessions.passthrough(key.id, route.name, "unreadable-history", exc.detail)
-            extra[HEADER] = "unreadable-history"
-            extra[DETAIL_HEADER] = header_value(exc.detail)
-        else:
-            if prepared is None:
-                extra["X-Chainsum-Error"] = "summarization failed; history sent unchanged"
+            prepared = await _prepare(route, state, headers, body, cast(list[Any], items), window, extra)
+        except Exception:  # a bug of chainsum's must not fail the request: it goes as it came (fail open)
+            logger.exception("route=<%s> | preparing the request failed; sending it unchanged", route.name)
+            state.metrics.failures.inc()
+            extra["X-Chainsum-Error"] = "chainsum failed; request sent unchanged"
     state.metrics.prepare_seconds.labels(route=route.name).observe(time.perf_counter() - started)
     content = raw
     event: SummarizationEvent | None = None
@@ -209,6 +198,35 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
         extra["X-Chainsum-Tokens-After"] = str(prepared.tokens_after)
     base = state.settings.anthropic_upstream if route.dialect == "anthropic" else state.settings.upstream
     return await _forward(request, route, state, f"{base.rstrip('/')}{route.upstream_path}", content, extra, event)
+
+
+async def _prepare(
+    route: _Route,
+    state: AppState,
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    history: list[Any],
+    window: int,
+    extra: dict[str, str],
+) -> Prepared[Any] | None:
+    """The request's session, and the history to send (None: the client's, unchanged). A history chainsum cannot
+    read is the client's to send and the upstream's to judge: it goes unchanged, and the answer says so."""
+    system: object = body.get("system") if route.dialect == "anthropic" else body.get("instructions")
+    key = session_key(headers, body, system=system, messages=history)
+    live = state.sessions.live(key, fmt=route.fmt, provider=route.provider, window=window)
+    model = body.get("model")
+    live.model = model if isinstance(model, str) else ""
+    extra["X-Chainsum-Session"] = key.id
+    try:
+        prepared = await state.sessions.prepare(live, history, system=system, reserved=_reserve(body, window, state))
+    except UnreadableHistory as exc:
+        state.sessions.passthrough(key.id, route.name, "unreadable-history", exc.detail)
+        extra[HEADER] = "unreadable-history"
+        extra[DETAIL_HEADER] = header_value(exc.detail)
+        return None
+    if prepared is None:
+        extra["X-Chainsum-Error"] = "summarization failed; history sent unchanged"
+    return prepared
 
 
 async def _forward(
