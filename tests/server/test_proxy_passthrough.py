@@ -81,6 +81,38 @@ def test_mid_conversation_system_messages_stay_verbatim_and_in_order_through_a_c
     assert sent_messages[-1] == turns[-1]
 
 
+def test_a_growing_claude_code_session_keeps_its_system_messages_and_stays_append_only(
+    fake: FakeLLMServer, store: SQLiteStore
+) -> None:
+    """Turn after turn through several compactions: every system message of the history reaches the upstream
+    verbatim and in order, and between two compactions each request is the previous one plus the new messages
+    (DESIGN invariant 10; the recall block is made for each request and left out of the comparison)."""
+
+    def without_recall(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [m for m in messages if "chainsum recall" not in json.dumps(m)]
+
+    history = claude_code_turns(0)
+    previous: list[dict[str, Any]] | None = None
+    compactions = 0
+    with proxy(fake, store, context_window=3000) as p:
+        for i in range(40):
+            history.append({"role": "assistant", "content": [{"type": "text", "text": f"Step {i}. " + "ok " * 40}]})
+            history.append({"role": "user", "content": f"Go on {i}. " + "details " * 40})
+            if i % 5 == 4:
+                history.append({"role": "system", "content": f"Reminder {i}: the tests must pass."})
+            body = {"model": "claude-opus-4-5", "max_tokens": 64, "system": SYSTEM, "messages": history}
+            r = post(p.url + "/v1/messages", body, **{"x-api-key": "k", "X-Claude-Code-Session-Id": "cc-grow"})
+            assert r.status_code == 200 and "x-chainsum-passthrough" not in r.headers
+            sent = without_recall(cast(dict[str, Any], fake.requests[-1].json)["messages"])
+            assert [m for m in sent if m["role"] == "system"] == [m for m in history if m["role"] == "system"]
+            if r.headers["x-chainsum-summarized"] == "true":
+                compactions += 1
+            elif previous is not None:
+                assert sent[: len(previous)] == previous, f"turn {i} is not the previous request plus new messages"
+            previous = sent
+    assert compactions >= 2
+
+
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
