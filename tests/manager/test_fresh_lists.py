@@ -283,3 +283,28 @@ def test_an_earlier_item_changed_converts_again_only_from_it() -> None:
     fresh = codec_module.Codec("anthropic")
     fresh.read(grown)
     assert codec.messages == fresh.messages
+
+
+def _responses_step(i: int) -> list[Dict]:
+    call = f"call_{i}"
+    return [
+        {"type": "reasoning", "id": f"rs_{i}", "summary": [], "encrypted_content": f"enc-{i}"},
+        {"type": "function_call", "call_id": call, "name": "exec_command", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": call, "output": f"output {i}"},
+    ]
+
+
+def test_an_agent_loop_in_responses_items_converts_only_from_the_last_tool_output() -> None:
+    """Codex's whole loop is one user turn; each request converted every step again. A tool call's output ends the
+    run of items that reads as one assistant message, so conversion restarts there."""
+    hist: list[Dict] = [{"role": "user", "content": "fix the build"}]
+    for i in range(8):
+        hist += _responses_step(i)
+    codec = codec_module.Codec("openai-responses")
+    codec.read(hist)
+    grown = hist + _responses_step(8)
+    codec.read(grown)
+    assert codec.fresh_from == len(hist) - 1  # the last output of before, then the new items
+    fresh = codec_module.Codec("openai-responses")
+    fresh.read(grown)
+    assert codec.messages == fresh.messages

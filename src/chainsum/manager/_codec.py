@@ -35,6 +35,7 @@ LIVE_FORMATS = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", 
 """Wire formats the manager takes (besides `Message` objects): the ones a live request is written in."""
 
 _LOCAL = frozenset({"openai", "anthropic", "gemini", "chainsum"})
+_RESPONSES_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 
 def _is_turn_start(fmt: str) -> Callable[[object], bool]:
@@ -52,10 +53,14 @@ def _is_turn_start(fmt: str) -> Callable[[object], bool]:
         return bedrock
 
     def responses(item: object) -> bool:
+        # a user message, or a tool call's output: either ends the run of output items that reads as one
+        # assistant message, so what follows converts alone (an agent's whole loop is one user turn: restarting
+        # at the user message converted every step again on every request)
         if not isinstance(item, Mapping):
             return False
         m = cast(Mapping[str, Any], item)
-        return m.get("role") == "user" and m.get("type", "message") == "message"
+        kind = m.get("type", "message")
+        return kind in _RESPONSES_OUTPUTS or (m.get("role") == "user" and kind == "message")
 
     return responses
 
@@ -194,7 +199,7 @@ class Codec:
                 if self.format != "messages":  # the last item again: a retried question is often edited in place
                     return self._extend(items, n_old - 1)
                 return len(self.messages)
-            common = next((k for k, (a, b) in enumerate(zip(prefix, self.items)) if a != b), len(prefix))
+            common = next((k for k, (a, b) in enumerate(zip(prefix, self.items, strict=False)) if a != b), len(prefix))
             if common > 0:  # an earlier item changed (Claude Code moves its cache_control marker every request)
                 return self._extend(items, self._restart_at(items, common))
         self.items, self.messages, self.src, self._restart = [], [], [], (0, 0)
