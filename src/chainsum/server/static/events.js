@@ -1,6 +1,7 @@
 // The handler of the server's events (GET /api/events): the spec's stream-parser handler for
 // context_summarized (2.1), and the other events the session API sends (session_cleared, summarization_failed,
-// window_exceeded). An invalid event is ignored with a console warning and changes nothing.
+// window_exceeded, request_passthrough: a request sent upstream untouched because chainsum could not read it).
+// An invalid event is ignored with a console warning and changes nothing.
 
 import { followEvents } from "./api.js";
 import { summarization } from "./banner.js";
@@ -63,6 +64,7 @@ export function handleEvent(name, raw) {
       break;
     case "summarization_failed":
     case "window_exceeded":
+    case "request_passthrough":
       ok = validSessionEvent(name, data);
       break;
     default:
