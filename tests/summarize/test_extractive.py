@@ -12,12 +12,14 @@ from chainsum.formats import load
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult
 from chainsum.summarize import (
     ExtractiveSummarizer,
+    _extractive,
     call_summarizer,
     key_identifiers,
     parse_transcript,
     render_consolidation,
 )
 from chainsum.summarize import render_transcript as render
+from chainsum.summarize._extractive import Item
 from chainsum.testing import corpora_root, iter_documents
 from chainsum.tokens import HeuristicCounter
 from generators import histories, identifier_histories
@@ -368,3 +370,55 @@ def test_a_consolidation_asked_for_more_than_its_partial_summaries_hold_still_sh
     merged = summarizer.summarize_text(transcript)
     assert counter.count_text(merged) <= 0.9 * read
     assert "src/part_2/module_0.py" in merged
+
+
+# The fast paths give what the plain ones gave, on text made of the pieces the patterns look at.
+_PIECES = st.sampled_from(
+    [
+        *"abcfhsvxzAEFJKMS0179 _-./:@#$€£¥~+(),;'\"`\\%°\t\n",
+        *("\u00e9", "\u0661", "\u00b2", "\u212a", "\u017f", "\u0130", "\u00a0"),
+        *("http", "https://", "file", "s3", "py", "json", "ms", "GB", "euros", "of ", "st"),
+        *("May", "January", "Sept", "Error", "ERROR", "error", "Can't", "not found", "timed out", "Exception"),
+        *("src/mod_12/file_345.py:77: read write", "get_user(", "FooBar", "MAX_LEN", "a.b.c", "3f9c2ab1"),
+        *("May 1", "1st of June", "5 ms", "$ 9", "9,000 euros", "12-03-2024", "v1.2.3", "1.2.3", "#12", "ABC-123"),
+        *("ops@example.com", "C:\\dir", "3f9c2ab1-0000-4000-8000-000000000000", "tok_abcdef12", "~/x", "../y"),
+    ]
+)
+_TEXTS = st.one_of(st.lists(_PIECES, max_size=40).map("".join), st.text(max_size=200))
+
+
+@given(_TEXTS)
+@settings(max_examples=1500, suppress_health_check=[HealthCheck.too_slow])
+def test_the_narrowed_identifier_pattern_matches_what_the_full_one_does(text: str) -> None:
+    """`_combined_matches` leaves out the patterns that cannot match in a text and skips where none can start."""
+    fast = [(m.start(), m.group()) for m in _extractive._combined_matches(text)]
+    assert fast == [(m.start(), m.group()) for m in _extractive._COMBINED.finditer(text)]
+
+
+@given(_TEXTS)
+@settings(max_examples=1000, suppress_health_check=[HealthCheck.too_slow])
+def test_the_tool_error_cue_matches_the_case_ignoring_pattern(text: str) -> None:
+    assert _extractive._tool_error(text) == (_extractive._ERROR.search(text) is not None)
+
+
+@given(st.lists(st.text(alphabet="ab/.\n", max_size=6), max_size=30), st.integers(0, 200))
+def test_identifier_prefix_skips_exactly_the_ones_contained_in_a_listed_one(texts: list[str], room: int) -> None:
+    ranked = [Item(text, 1, i, i) for i, text in enumerate(texts)]
+    keep: list[Item] = []  # the plain quadratic scan it replaces
+    used = 0
+    for item in ranked:
+        if any(item.text in other.text for other in keep):
+            continue
+        if used + len(item.text) + 4 > room:
+            break
+        keep.append(item)
+        used += len(item.text) + 4
+    assert _extractive._identifier_prefix(ranked, room) == keep
+
+
+def test_a_remembered_line_gives_the_same_summary() -> None:
+    transcript = render(SESSION, "ai")
+    _extractive._cached_scan.cache_clear()
+    first = ExtractiveSummarizer().summarize_text(transcript)
+    assert _extractive._cached_scan.cache_info().currsize > 0
+    assert ExtractiveSummarizer().summarize_text(transcript) == first
