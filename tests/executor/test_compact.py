@@ -13,8 +13,19 @@ from chainsum.chain import SUMMARIZATION_TOOL_NAME, SUMMARIZED_CONTENT_PREFIX, i
 from chainsum.errors import SummarizerError
 from chainsum.executor import DEFAULT_CONCURRENCY, CompactResult, compact, compact_sync
 from chainsum.executor._compact import refill
-from chainsum.messages import Message, Text, ToolResult
-from chainsum.strategies import Mask, MaskStrategy, Plan, RatioStrategy, Summarize, SummarizePart, mask_result
+from chainsum.messages import Message, Text, ToolCall, ToolResult
+from chainsum.strategies import (
+    CLIP_MARKER,
+    MASK_PREFIX,
+    Mask,
+    MaskStrategy,
+    Plan,
+    RatioStrategy,
+    Summarize,
+    SummarizePart,
+    clip_result,
+    mask_result,
+)
 from chainsum.tokens import HeuristicCounter
 from sampling import examples
 from strategies.strategies_support import (
@@ -366,3 +377,35 @@ def test_refill_gives_back_at_a_larger_room_all_it_gave_back_at_a_smaller_one(
     assert whole_small <= whole_large
     assert counter.count_messages(at_small) - before <= small
     assert counter.count_messages(at_large) - before <= large
+
+
+def test_refill_gives_back_the_newest_first_and_nothing_older_than_an_output_that_stays_cut() -> None:
+    """The newest tool output is the last thing to lose (DESIGN invariant 11): `refill` gives masked outputs back
+    newest first, and none older than an output that stays clipped (a clip is not undone), as a step's outputs are
+    of one age."""
+    counter = HeuristicCounter()
+
+    def step(k: int, content: str) -> list[Message]:
+        call = Message(role="assistant", parts=(ToolCall(id=f"c{k}", name="read", arguments="{}"),))
+        return [call, Message(role="tool", parts=(ToolResult(call_id=f"c{k}", name="read", content=content),))]
+
+    originals = [step(k, f"output {k} " + "word " * 600) for k in range(4)]
+    clipped = clip_result(originals[2][1].parts[0], 100, 50)  # stays clipped: not in `undo`
+    undo: dict[int, tuple[Message, Message]] = {}
+    messages: list[Message] = [Message.of("user", "go")]
+    for k, (call, result) in enumerate(originals):
+        if k == 2:
+            messages += [call, result.with_parts((clipped,))]
+            continue
+        masked = result.with_parts((mask_result(result.parts[0], None),))  # type: ignore[arg-type]
+        undo[id(masked)] = (masked, result)
+        messages += [call, masked]
+    out = refill(messages, undo, counter, 10_000)
+    whole = [k for k in range(4) if out[2 + 2 * k] == originals[k][1]]
+    assert whole == [3]  # the newest came back; the ones older than the clipped one stay masked
+    assert out[6] == messages[6]
+    room = counter.count_message(originals[3][1]) - counter.count_message(messages[8]) - 1
+    partly = refill(messages, undo, counter, room)  # not quite room for the newest: an excerpt of it, nothing older
+    assert partly[2] == messages[2] and partly[4] == messages[4] and partly[8] != messages[8]
+    excerpt = partly[8].tool_results[0].text
+    assert CLIP_MARKER in excerpt and not excerpt.startswith(MASK_PREFIX)

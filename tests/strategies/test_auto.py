@@ -305,3 +305,46 @@ def test_a_tool_step_too_large_to_keep_right_before_the_cut_is_kept_clipped_and_
         budget=budget,
     )
     assert plain.tokens_after < result.tokens_after  # without it, the result is summarized and the budget unfilled
+
+
+def _one_long_turn(steps: int, output: int, newest: int) -> list[Message]:
+    """An agent's single user turn (Claude Code's shape: the whole loop is one turn): `steps` tool steps with
+    `output`-character results, then the current step, whose result has `newest` characters."""
+    messages = agent_history(steps, output=output)[:-1]
+    messages.append(Message(role="assistant", parts=(call("call_new", args='{"path": "new.log"}'),)))
+    messages.append(tool("call_new", "BEGIN " + "n" * newest + " END"))
+    return messages
+
+
+def test_a_newest_output_larger_than_the_budget_stays_whole_when_the_window_holds_it() -> None:
+    """The current turn alone is over the budget but well inside the window: every older output goes (masked or
+    summarized) and the newest stays whole. It used to be clipped first, while older outputs of the same turn
+    stayed whole (a Claude Code session at a 60K window: step 15's output clipped, steps 11 to 14 whole)."""
+    messages = _one_long_turn(8, 3000, 8000)
+    counter = CharCounter()
+    newest = counter.count_message(messages[-1])
+    hard = counter.count_messages(messages) // 2
+    result = compact_sync(
+        messages, AutoStrategy(), summarizer=fixed_summary, counter=counter, budget=newest // 2, hard_limit=hard
+    )
+    assert result.valid and result.tokens_after <= hard
+    assert result.messages[-2:] == tuple(messages[-2:])  # the newest output, whole
+    older = [p for m in result.messages[:-1] for p in m.parts if isinstance(p, ToolResult)]
+    assert all(p.text.startswith(MASK_PREFIX) or "summary" in p.text for p in older)
+
+
+def test_the_newest_output_is_clipped_last() -> None:
+    """A newest output larger than the window: it is clipped (head and tail, marked) only once nothing older is
+    left whole, and then to the budget (the room the next turns need, as for what went before it)."""
+    messages = _one_long_turn(6, 2000, 60_000)
+    counter = CharCounter()
+    hard = counter.count_message(messages[-1]) // 2
+    result = compact_sync(
+        messages, AutoStrategy(), summarizer=fixed_summary, counter=counter, budget=hard // 4, hard_limit=hard
+    )
+    assert result.valid and result.tokens_after <= hard
+    clipped = result.messages[-1].tool_results[0].text
+    assert clipped.startswith("BEGIN ") and clipped.endswith(" END") and CLIP_MARKER in clipped
+    assert result.tokens_after <= hard // 4 * 1.2
+    kept = [p.text for m in result.messages[:-1] for p in m.parts if isinstance(p, ToolResult)]
+    assert not [t for t in kept if t.startswith("output ")]  # no older output whole

@@ -17,11 +17,12 @@ from chainsum.executor import compact_sync
 from chainsum.formats import load
 from chainsum.manager import ContextManager, ManagerConfig
 from chainsum.messages import Message
-from chainsum.strategies import AutoStrategy, TailGuard
+from chainsum.strategies import AutoStrategy, Clip, Plan, PlanContext, Summarize, TailGuard
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
 from sampling import examples
+from strategies.strategies_support import FixedPlan
 
 REPRO = Path(__file__).resolve().parents[1] / "data" / "repro" / "invalid-plan-history.json"
 RECALL = "[chainsum recall: earlier messages of this conversation, brought back for the newest message]\n..."
@@ -84,3 +85,30 @@ def test_a_replayed_agent_session_never_fails_a_compaction(seed: int, n: int, wi
         if end == len(history) or history[end]["role"] == "assistant":  # a model request before each answer
             manager.prepare_sync(history[:end])
     assert [e for e in events if e.kind == "failed"] == []
+
+
+def test_the_tail_guard_drops_the_edits_planned_after_a_summary_it_shortens() -> None:
+    """Past the window the inner strategy plans without the tail (a summary reaching into it, the step after it
+    clipped); the guard shortens the summary, and the messages left out of it stay whole: a clip of newer output
+    planned with them summarized would leave an older output whole while a newer one is cut (DESIGN invariant 11),
+    so it goes too, and the next round plans again."""
+    messages = list(load(agent_session(40, seed=3)).messages)
+    counter = HeuristicCounter()
+    start = next(i for i, m in enumerate(messages) if m.role == "assistant")
+    clip_at = len(messages) - 3
+    while messages[clip_at].role != "tool":
+        clip_at -= 1
+    inner = FixedPlan(
+        Plan(
+            (
+                Summarize(start=start, end=len(messages) - 8, form="record", reason="into the tail"),
+                Clip(index=clip_at, part=0, head=100, tail=50, reason="after the summary"),
+            )
+        )
+    )
+    guard = TailGuard(inner, preserve_recent=12, name="fixed")
+    ctx = PlanContext(budget=1, counter=counter, hard_limit=counter.count_messages(messages) - 1)
+    plan = guard.plan(messages, ctx)
+    assert [s.kind for s in plan.steps] == ["summarize"]
+    summarize = plan.steps[0]
+    assert isinstance(summarize, Summarize) and summarize.end <= len(messages) - 12

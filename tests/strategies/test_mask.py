@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chainsum.executor import compact_sync
@@ -142,3 +144,25 @@ def test_a_placeholder_is_widened_only_when_that_lists_more() -> None:
     masked = mask_result(output, None)
     assert widened_mask(masked, output, 2000) is None  # every identifier is listed already
     assert widened_mask(output, output, 2000) is None  # not a placeholder
+
+
+def test_an_older_recent_result_is_masked_with_a_newer_huge_one_that_is_clipped() -> None:
+    """The newest tool output is the last thing to lose (DESIGN invariant 11): in the recent steps only huge output
+    is clipped, and an output older than one being clipped is masked with it, never left whole."""
+    messages = [
+        Message.of("user", "go"),
+        Message(role="assistant", parts=(call("a"),)),
+        tool("a", "a" * 3000),
+        Message(role="assistant", parts=(call("b"),)),
+        tool("b", "h" * 30000),
+        Message(role="assistant", parts=(call("c"),)),
+        tool("c", "c" * 3000),
+        Message(role="assistant", parts=(call("d"),)),
+        tool("d", "the current turn"),
+    ]
+    plan = MaskStrategy(keep_last_turns=5).plan(messages, CTX)
+    assert [(type(s).__name__, s.index) for s in plan.steps] == [("Mask", 2), ("Clip", 4)]
+    # with a budget the oldest go first, so a prefix of them: the clip never comes without the mask before it
+    total = CharCounter().count_messages(messages)
+    masks_only = MaskStrategy(keep_last_turns=5).plan(messages, replace(CTX, budget=total - 500))
+    assert [s.index for s in masks_only.steps] == [2]

@@ -26,7 +26,7 @@ from ..errors import SummarizerError
 from ..formats import as_messages
 from ..messages import Message, ToolResult
 from ..rules import get_profile, repair, validate
-from ..strategies import Plan, PlanContext, Strategy, clip_result, widened_mask
+from ..strategies import CLIP_MARKER, Plan, PlanContext, Strategy, clip_result, is_masked, widened_mask
 from ..summarize import SummarizerLike, parse_transcript_target
 from ..tokens import TokenCounter
 from ._apply import apply_plan
@@ -259,23 +259,27 @@ def refill(
 
     A plan is made on estimates (how long a summary will be, the masking headroom that spares a growing session
     from being masked again a few messages later), so a round often clears more than it had to; what it cleared
-    beyond the budget is given back here: the smallest outputs first (the most of them, so the most of what they
-    named; the newest first among equals), then the next one as a head-and-tail excerpt when only part of it fits.
-    What is given back at a budget is always given back at a larger one too (a prefix of one fixed order), so the
-    result lands just under the budget and a larger budget keeps more. `undo` maps ``id(edited)`` to (edited
-    message, message before the edit); a message masked twice is followed back to its original."""
+    beyond the budget is given back here: the newest outputs first, then the next older one as a head-and-tail
+    excerpt when only part of it fits. Newest first, not smallest first (which gave back the most outputs), because
+    the newest tool output is the last thing to lose (DESIGN invariant 11): an older output given back whole while a
+    newer one stays masked is what the agent needs least kept and what it needs most lost. What is given back at a
+    budget is always given back at a larger one too (a prefix of one fixed order), so the result lands just under the
+    budget and a larger budget keeps more. Nothing older than an output that stays cut (clipped, or masked by an
+    earlier compaction) is given back, for the same reason. `undo` maps ``id(edited)`` to (edited message, message
+    before the edit); a message masked twice is followed back to its original."""
     out = list(messages)
+    floor = _newest_cut_step(out, undo)
     candidates: list[tuple[int, int, Message, int]] = []  # (cost, index, original, edited cost)
     for i, edited in enumerate(out):
         entry = undo.get(id(edited))
-        if entry is None or entry[0] is not edited:
+        if entry is None or entry[0] is not edited or i < floor:
             continue
         original = entry[1]
         while (older := undo.get(id(original))) is not None and older[0] is original:
             original = older[1]
         edited_cost = counter.count_message(edited)
         candidates.append((counter.count_message(original) - edited_cost, i, original, edited_cost))
-    for cost, i, original, edited_cost in sorted(candidates, key=lambda c: (c[0], -c[1])):
+    for cost, i, original, edited_cost in sorted(candidates, key=lambda c: -c[1]):
         if cost <= room:
             out[i] = original
             room -= cost
@@ -287,6 +291,24 @@ def refill(
             out[i] = partial
         break
     return tuple(out)
+
+
+def _newest_cut_step(messages: Sequence[Message], undo: dict[int, tuple[Message, Message]]) -> int:
+    """Index of the message that made the calls of the newest tool output in `messages` that is masked or clipped
+    and that `refill` may not give back (0 when there is none): outputs of that step are of its age, older ones stay
+    cut with it."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m.role != "tool":
+            continue
+        entry = undo.get(id(m))
+        if entry is not None and entry[0] is m:
+            continue
+        if any(isinstance(p, ToolResult) and (is_masked(p) or CLIP_MARKER in p.text) for p in m.parts):
+            while i > 0 and messages[i].role == "tool":
+                i -= 1
+            return i
+    return 0
 
 
 _MIN_PARTIAL_TOKENS = 200

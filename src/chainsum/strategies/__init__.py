@@ -15,7 +15,7 @@ them.
 from ..summarize import TranscriptCase
 from ._auto import AutoStrategy
 from ._guard import STRATEGIES, StrategyOptions, TailGuard, strategy_named
-from ._mask import CLIP_MARKER, MASK_PREFIX, MaskStrategy, clip_result, mask_result, widened_mask
+from ._mask import CLIP_MARKER, MASK_PREFIX, MaskStrategy, clip_result, is_masked, mask_result, widened_mask
 from ._mask_calls import ARGUMENT_MASK_PREFIX, mask_call
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize, SummarizePart
 from ._ratio import RatioStrategy
@@ -48,6 +48,7 @@ __all__ = [
     "TailGuard",
     "TranscriptCase",
     "clip_result",
+    "is_masked",
     "mask_call",
     "mask_result",
     "strategy_named",

@@ -20,9 +20,9 @@ a history compacted far below it has lost what it had room to keep):
 3. **last resorts**, only past `PlanContext.hard_limit` (the context window: the provider would refuse the request)
    or when no summary may be written (``summarize=False``, the manager's path when every summarizer failed): all old
    tool output masked (past the hard limit the recent tool steps too); the record's blocks dropped to a note; the
-   oldest messages moved to the archive unsummarized (`Evict`); and the current turn's largest tool results clipped
-   as a group. The clip comes first when the untouchable part (system messages and the current turn) alone exceeds
-   the budget.
+   oldest messages moved to the archive unsummarized (`Evict`); and only then, as far as the window needs, the
+   current turn's largest tool results clipped as a group (DESIGN invariant 11: the newest tool output is the last
+   thing to lose, even where the current turn alone is over the budget).
 
 Monotone by construction: with more budget the cut can only move back (more verbatim messages), the summary's
 length target can only grow, the excerpt grows until the messages it quotes are kept verbatim, and fewer tool
@@ -55,6 +55,9 @@ from ._record import (
 __all__ = ["AutoStrategy"]
 
 logger = logging.getLogger(__name__)
+
+_NOTE_TOKENS = 80
+"""About what the note that stands for dropped summary blocks costs: a record no larger gains nothing from it."""
 
 _LEAST_TARGET_TOKENS = 30
 """The shortest summary ever asked for: below it a summary says too little to be worth its framing."""
@@ -140,16 +143,9 @@ class AutoStrategy:
         lay = layout(messages)
         over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
         sizes = [counter.count_message(m) for m in messages]
-        if over_hard:
-            # What no phase but the last resort may touch: system messages and the current turn. When that alone is
-            # over the budget, clipping the current turn's tool output is the only step that can help.
-            floor = sum(sizes[lay.protected :]) + sum(
-                s for m, s in zip(messages, sizes, strict=True) if m.role == "system"
-            )
-            if floor > budget:
-                clips = plan_current_turn_clips(messages, ctx, need=floor - budget, min_keep=self.min_keep_chars)
-                if clips:
-                    return Plan(tuple(clips), note=_clip_note(tokens, budget))
+        # The current turn's tool output is the last thing to lose (DESIGN invariant 11), even where it alone is over
+        # the budget: every older output is masked and every older turn summarized (or moved to the archive) first,
+        # and then it is clipped only as far as the window needs (`_last_resorts`).
         tail_from = max(lay.start, len(messages) - ctx.keep_recent) if not over_hard else len(messages)
         # The recent tool steps keep their output in the first two phases even over the hard limit: when masking
         # the older output or a summary is enough, the step the agent is working from stays readable. Only the
@@ -422,9 +418,14 @@ class AutoStrategy:
         steps: list[Step] = []
         freed = 0
         blocks = record_blocks(messages[lay.record]) if lay.record is not None else None
-        if lay.record is not None and blocks and not (len(blocks) == 1 and blocks[0].depth == 0):
+        if (
+            lay.record is not None
+            and blocks
+            and not (len(blocks) == 1 and blocks[0].depth == 0)
+            and sizes[lay.record] > _NOTE_TOKENS
+        ):
             steps.append(DropBlocks(index=lay.record, count=len(blocks), reason="last resort: summaries archived"))
-            freed += max(0, sizes[lay.record] - 80)
+            freed += sizes[lay.record] - _NOTE_TOKENS
         if freed < need and lay.end > lay.start:
             cuts = safe_cuts(messages)
             cut = None
@@ -436,13 +437,22 @@ class AutoStrategy:
                     if freed + evicted >= need:
                         break
             if cut is not None and cut - lay.start > len(lay.keep(lay.start, cut)):
+                keep = lay.keep(lay.start, cut)
                 why = f"last resort: messages {lay.start}..{cut - 1} archived"
-                steps.append(Evict(start=lay.start, end=cut, reason=why, keep=lay.keep(lay.start, cut)))
+                steps.append(Evict(start=lay.start, end=cut, reason=why, keep=keep))
+                freed += sum(sizes[i] for i in range(lay.start, cut) if i not in keep)
+        # The current turn's tool output goes last: in the same round as what goes before it when that cannot bring
+        # the history under the window, and then as far as the budget needs, like the eviction before it (the room
+        # a compaction leaves for the next turns, and for a window that was only estimated).
+        hard = ctx.hard_limit if ctx.hard_limit is not None else budget
+        under = tokens - freed <= hard - hard // 50  # a margin: the sizes are estimates
+        rest = tokens - freed - budget
+        clips = plan_current_turn_clips(messages, ctx, need=rest, min_keep=self.min_keep_chars) if not under else []
+        if clips:
+            note = _clip_note(tokens, hard) if not steps else f"last resort: {tokens} tokens over the hard limit {hard}"
+            return Plan(tuple(sorted([*steps, *clips], key=_index)), note=note)
         if steps:
             return Plan(tuple(steps), note=f"last resort: {tokens} tokens over the hard limit {ctx.hard_limit}")
-        clips = plan_current_turn_clips(messages, ctx, need=need, min_keep=self.min_keep_chars)
-        if clips:
-            return Plan(tuple(clips), note=_clip_note(tokens, budget))
         return Plan(note=f"{need} tokens over the budget; nothing but the system prompt and the current turn is left")
 
 
@@ -494,5 +504,7 @@ def _index(step: Step) -> int:
             return step.index  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def _clip_note(tokens: int, budget: int) -> str:
-    return f"last resort: {tokens} tokens and the current turn alone is over {budget}; clipping its tool output"
+def _clip_note(tokens: int, limit: int) -> str:
+    return (
+        f"last resort: {tokens} tokens, over {limit} with nothing older left; clipping the current turn's tool output"
+    )

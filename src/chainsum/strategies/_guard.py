@@ -67,7 +67,9 @@ class TailGuard:
     inside the tail is shortened to the nearest safe cut before it (dropped when nothing is left), a part edit
     inside the tail is dropped, except a mask or clip planned while the history is over `PlanContext.hard_limit`
     (the window: keeping the tail verbatim would make the request fail; both are archived and reversible), and an
-    eviction, which only happens then. `finish` (safe-split's post-processing) passes through."""
+    eviction, which only happens then. A mask or clip after a summary it shortened or left out goes too (it was
+    planned with the messages now kept verbatim summarized, and would cut newer output while they stay whole).
+    `finish` (safe-split's post-processing) passes through."""
 
     inner: Strategy
     preserve_recent: int
@@ -82,25 +84,35 @@ class TailGuard:
             return plan
         cuts = safe_cuts(messages)
         steps: list[Step] = []
+        shortened: int | None = None  # where the first summary cut short (or left out) by the tail now ends
         for step in plan.steps:
             if isinstance(step, Summarize):
                 end = min(step.end, limit)
                 while end > step.start and not cuts[end]:
                     end -= 1
                 keep = tuple(k for k in step.keep if k < end)
+                if end < step.end:
+                    shortened = min(end if shortened is None else shortened, end)
                 if end - step.start <= len(keep):
+                    shortened = min(step.start if shortened is None else shortened, step.start)
                     continue  # nothing left to summarize besides what must stay
                 if end < step.end:
                     span = sum(ctx.counter.count_message(messages[i]) for i in range(step.start, end) if i not in keep)
                     if span <= MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS:
+                        shortened = min(step.start if shortened is None else shortened, step.start)
                         continue  # what is left is too small for its summary to be any smaller: no call for it
-                if end < step.end:  # a shorter span: its excerpt (of messages now kept verbatim) goes
+                    # a shorter span: its excerpt (of messages now kept verbatim) goes
                     step = replace(step, end=end, keep=keep, excerpt_from=None, excerpt_tokens=0)
                 steps.append(step)
             elif isinstance(step, Evict | DropBlocks) or _end(step) <= limit:
                 steps.append(step)
             elif over_hard and isinstance(step, Mask | Clip):
                 steps.append(step)
+        if shortened is not None:
+            # The masks and clips after a summary that the tail cut short or left out were planned with the messages
+            # it no longer covers summarized: kept whole now, they are older than those edits, and the newest tool
+            # output is the last thing to lose (DESIGN invariant 11). The next round plans again.
+            steps = [s for s in steps if not (isinstance(s, Mask | Clip) and s.index >= shortened)]
         note = f"{plan.note}; the last {self.preserve_recent} messages kept verbatim"
         return Plan(tuple(steps), note=note)
 

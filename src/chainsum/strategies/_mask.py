@@ -28,6 +28,7 @@ from functools import lru_cache
 from ..chain import SUMMARIZATION_TOOL_NAME, current_turn_start, match_results
 from ..messages import Message, ResultPart, Text, ToolCall, ToolResult, part_size, utf8_len
 from ..summarize import key_identifiers
+from ..tokens import TokenCounter
 from ._mask_calls import call_mask_saving
 from ._plan import Clip, Mask, Plan, PlanContext, Step
 
@@ -40,6 +41,7 @@ __all__ = [
     "is_masked",
     "mask_candidates",
     "mask_result",
+    "mask_saving",
     "masked_text",
     "plan_current_turn_clips",
     "plan_group_clips",
@@ -53,6 +55,7 @@ MASK_PREFIX = "[chainsum: tool output masked"
 
 CLIP_MARKER = "[chainsum: clipped"
 """Start of the marker between the head and tail of a clipped tool result."""
+_CLIPPED = re.compile(re.escape(CLIP_MARKER) + r" (\d+) of (\d+) characters\]")
 
 _ARGS_EXCERPT = 80
 _MIN_CALL_MASK_CHARS = 600
@@ -192,8 +195,11 @@ def clip_result(result: ToolResult, head: int, tail: int) -> ToolResult:
         others = tuple(p for p in content if not isinstance(p, Text))
     if len(text) <= head + tail:
         return result
-    cut = len(text) - head - tail
-    clipped = f"{text[:head]}\n{CLIP_MARKER} {cut} of {len(text)} characters]\n{text[len(text) - tail :]}"
+    # a result clipped before (and clipped again, for a smaller window) says how long the original was
+    earlier = _CLIPPED.search(text)
+    total = int(earlier.group(2)) if earlier is not None else len(text)
+    cut = total - head - tail
+    clipped = f"{text[:head]}\n{CLIP_MARKER} {cut} of {total} characters]\n{text[len(text) - tail :]}"
     new_content: str | tuple[ResultPart, ...] = (*others, Text(text=clipped)) if others else clipped
     return ToolResult(
         call_id=result.call_id, name=result.name, content=new_content, is_error=result.is_error, extras=result.extras
@@ -254,6 +260,17 @@ def mask_candidates(
         return counter.count_message(message) if len(message.parts) == 1 else counter.count_text(_result_text(result))
 
     out: list[tuple[Mask | Clip, int]] = []
+    # In the recent steps only huge output is clipped; each result older than the newest one clipped is masked (or
+    # clipped, when huge itself) with it, so no older output stays whole while a newer one is cut (DESIGN invariant
+    # 11). Results of one step are of one age: they answer one message.
+    clipped_from = max(
+        (
+            _step_of(messages, i)
+            for (i, pi), _ in calls.items()
+            if i >= recent_from and _clippable(messages[i].parts[pi], clip_chars)
+        ),
+        default=-1,
+    )
     for i in steps_with_calls:
         if i >= recent_from:
             break
@@ -277,22 +294,50 @@ def mask_candidates(
         if call is not None and call.name == SUMMARIZATION_TOOL_NAME:
             continue
         size = result_bytes(result)
-        if i < recent_from:
-            placeholder = _placeholder_bound(result, call)
-            if size > utf8_len(placeholder):
-                saving = tokens_of(i, result) - counter.count_text(placeholder)
-                if saving > 0:
-                    reason = f"old tool output ({size} bytes), before the last {keep_last_turns} tool-using steps"
-                    out.append((Mask(index=i, part=pi, reason=reason), saving))
-                    continue
+        older = i >= recent_from and _step_of(messages, i) < clipped_from and not _clippable(result, clip_chars)
+        if i < recent_from or older:
+            saving = mask_saving(result, call, tokens_of(i, result), counter)
+            if saving > 0:
+                reason = (
+                    f"old tool output ({size} bytes), before the last {keep_last_turns} tool-using steps"
+                    if not older
+                    else f"tool output ({size} bytes) older than a huge one clipped after it"
+                )
+                out.append((Mask(index=i, part=pi, reason=reason), saving))
+                continue
         text = _result_text(result)
-        if len(text) > clip_chars and CLIP_MARKER not in text:
+        if _clippable(result, clip_chars):
             kept = head + tail
             saving = tokens_of(i, result) * (len(text) - kept) // len(text)
             reason = f"tool output of {len(text)} characters exceeds {clip_chars}; keeping head and tail"
             out.append((Clip(index=i, part=pi, head=head, tail=tail, reason=reason), saving))
     out.sort(key=lambda entry: (entry[0].index, entry[0].part))  # oldest first, calls and results alike
     return [(step, saving) for step, saving in out]
+
+
+def mask_saving(result: ToolResult, call: ToolCall | None, tokens: int, counter: TokenCounter) -> int:
+    """Tokens that masking `result` (which costs `tokens`) is expected to save, from a bound on its placeholder
+    (`_placeholder_bound`); 0 or less: it is not masked, the placeholder would cost about what it replaces."""
+    placeholder = _placeholder_bound(result, call)
+    if result_bytes(result) <= utf8_len(placeholder):
+        return 0
+    return tokens - counter.count_text(placeholder)
+
+
+def _clippable(part: object, clip_chars: int) -> bool:
+    """A tool result so long that even a recent step's is clipped to its head and tail (and not clipped yet)."""
+    if not isinstance(part, ToolResult) or is_masked(part):
+        return False
+    text = _result_text(part)
+    return len(text) > clip_chars and CLIP_MARKER not in text
+
+
+def _step_of(messages: Sequence[Message], i: int) -> int:
+    """The index of the message whose calls the tool message ``messages[i]`` answers (its step): results of one step
+    are of one age."""
+    while i > 0 and messages[i].role == "tool":
+        i -= 1
+    return i
 
 
 def plan_masks(
@@ -345,9 +390,9 @@ def plan_group_clips(
     for i in indices:
         for pi, part in enumerate(messages[i].parts):
             if isinstance(part, ToolResult) and not is_masked(part):
+                # a result clipped before is clipped again when the group needs it (a window learned smaller since)
                 text = _result_text(part)
-                if CLIP_MARKER not in text:
-                    found.append((counter.count_text(text), i, pi, text))
+                found.append((counter.count_text(text), i, pi, text))
     total = sum(f[0] for f in found)
     room = max(0, total - need)
     cap = _water_level([f[0] for f in found], room)
