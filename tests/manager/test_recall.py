@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import jsonschema
@@ -98,17 +99,121 @@ def test_the_block_stays_inside_its_share_of_the_window(ratio: float) -> None:
     assert recalled > 0 or ratio * WINDOW < 150  # 100 tokens hold no more than the block's frame
 
 
-def test_a_recall_block_sent_back_is_replaced_not_piled_up() -> None:
+def test_a_recall_block_sent_back_stays_where_it_was_never_twice() -> None:
+    """An agent that keeps what it sent sends the blocks back: each one stays where it was, once, and every request
+    is the previous one plus the new messages until the next compaction. (Before blocks were pinned, each question
+    replaced the block of the one before, so the request changed where the old block had been.)"""
     manager, history, _ = _summarized()
     facts = _unique_facts(chat(200).facts)
     sent: list[Any] = list(history)
+    previous: list[Any] = []
     for fact in facts[:6]:
         sent = [*sent, {"role": "user", "content": fact.question}]
         prepared = manager.prepare_sync(sent)
         out = canonical(prepared.messages, "openai")
-        assert sum(is_recall_message(m) for m in out) <= 1
+        blocks = [m for m in out if is_recall_message(m)]
+        assert len({m.text for m in blocks}) == len(blocks)  # never the same block twice
+        assert sum(COUNTER.count_message(m) for m in blocks) <= 0.1 * WINDOW
+        if not prepared.rewritten:
+            assert list(prepared.messages[: len(previous)]) == previous
+        previous = list(prepared.messages)
         sent = [*prepared.messages, {"role": "assistant", "content": "Noted."}]  # the agent keeps what it sent
-    assert sum(is_recall_message(m) for m in canonical(sent, "openai")) <= 1
+
+
+def _steps(start: int, n: int, words: int = 60) -> list[Dict]:
+    """`n` tool steps of an agent answering a question, each with an output of about `words` words."""
+    out: list[Dict] = []
+    for k in range(start, start + n):
+        call = {"id": f"call_{k}", "type": "function", "function": {"name": "read", "arguments": f'{{"page": {k}}}'}}
+        out.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        out.append({"role": "tool", "tool_call_id": f"call_{k}", "content": f"page {k}: " + "text " * words})
+    return out
+
+
+def test_a_recall_block_stays_in_place_while_the_turn_grows() -> None:
+    """The block made for a question is sent, byte for byte and in the same place, with every tool step that
+    answers it, until a compaction folds it in: it used to be dropped as soon as the growing turn left it less room
+    than it took, one request before the compaction (at the proxy, with a large system prompt and tool
+    definitions, for many requests), and every token after it was sent again uncached."""
+    manager, history, _ = _summarized(ratio=0.3)  # a large block, as at the proxy's 60K window (6,000 tokens)
+    manager.config = replace(manager.config, cooldown_messages=10)  # the turn grows past the trigger meanwhile
+    fact = next(f for f in _unique_facts(chat(200).facts) if f.index < len(history) - 40)
+    sent = [*history, {"role": "user", "content": fact.question}]
+    first = manager.prepare_sync(sent)
+    assert first.recalled
+    at = next(i for i, m in enumerate(first.messages) if RECALL_INTRO in str(m.get("content")))
+    previous = list(first.messages)
+    grown = 0
+    for k in range(12):
+        sent = [*sent, *_steps(k, 1)]
+        prepared = manager.prepare_sync(sent)
+        if prepared.rewritten:
+            assert prepared.changed and prepared.tokens_after <= WINDOW
+            break
+        assert list(prepared.messages[: len(previous)]) == previous
+        assert prepared.messages[at] == first.messages[at] and prepared.recalled == first.recalled
+        assert prepared.recall_tokens == first.recall_tokens and prepared.tokens_after <= WINDOW
+        previous = list(prepared.messages)
+        grown += 1
+    assert grown >= 2
+
+
+def test_a_new_question_leaves_the_earlier_block_where_it_was() -> None:
+    """A second question between two compactions gets a block of its own only from the room the first one left (a
+    compaction keeps a tenth of the window for recall), and the first block stays before the first question."""
+    manager, history, _ = _summarized(ratio=0.3)
+    first_fact, second_fact = [f for f in _unique_facts(chat(200).facts) if f.index < len(history) - 40][:2]
+    sent = [*history, {"role": "user", "content": first_fact.question}]
+    first = manager.prepare_sync(sent)
+    assert first.recalled and not first.changed
+    at = next(i for i, m in enumerate(first.messages) if RECALL_INTRO in str(m.get("content")))
+    sent = [*sent, {"role": "assistant", "content": "Noted."}, {"role": "user", "content": second_fact.question}]
+    second = manager.prepare_sync(sent)
+    assert not second.rewritten
+    assert list(second.messages[: len(first.messages)]) == list(first.messages)
+    assert second.messages[at] == first.messages[at]
+    assert second.recalled[: len(first.recalled)] == first.recalled
+    assert second.recall_tokens <= 0.3 * WINDOW
+    if second.recall_tokens > first.recall_tokens:  # the new block, if any, goes right before the new question
+        assert RECALL_INTRO in str(second.messages[-2]["content"])
+
+
+def test_another_process_sends_the_same_blocks() -> None:
+    """The blocks are kept in the session state: a manager of another process (a fresh one on the same store)
+    carries them the same way."""
+    manager, history, archive = _summarized()
+    fact = next(f for f in _unique_facts(chat(200).facts) if f.index < len(history) - 40)
+    sent = [*history, {"role": "user", "content": fact.question}]
+    first = manager.prepare_sync(sent)
+    assert first.recalled
+    other = ContextManager(ManagerConfig(), context_window=WINDOW, archive=archive, counter=COUNTER)
+    sent = [*sent, *_steps(0, 1, words=5)]
+    again = other.prepare_sync(sent)
+    assert not again.rewritten and list(again.messages[: len(first.messages)]) == list(first.messages)
+
+
+def test_a_block_survives_a_client_moving_its_cache_marker() -> None:
+    """Claude Code marks its newest message with Anthropic's ``cache_control`` and moves the marker on the next
+    request: the block made before that message holds (what the model reads before it is the same)."""
+    session = chat(200)
+    items, _ = to_wire(session.messages, "anthropic")
+    system = session.messages[0]["content"]
+    manager = ContextManager(
+        ManagerConfig(), context_window=WINDOW, archive=MemoryArchive(), format="anthropic", provider="anthropic"
+    )
+    manager.prepare_sync(items, system=system)
+    fact = next(f for f in _unique_facts(session.facts) if f.index < len(session.messages) - 40)
+    marker = {"type": "ephemeral"}
+    question = {"role": "user", "content": [{"type": "text", "text": fact.question, "cache_control": marker}]}
+    first = manager.prepare_sync([*items, question], system=system)
+    assert first.recalled
+    moved = {"role": "user", "content": [{"type": "text", "text": fact.question}]}
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "Let me see.", "cache_control": marker}]}
+    follow = {"role": "user", "content": [{"type": "text", "text": "Go on."}]}
+    second = manager.prepare_sync([*items, moved, answer, follow], system=system)
+    assert not second.rewritten and second.recalled[: len(first.recalled)] == first.recalled
+    blocks = [m for m in second.messages if RECALL_INTRO in json.dumps(m)]
+    assert blocks and blocks[0] in first.messages
 
 
 def test_recall_in_the_anthropic_format_stays_valid() -> None:

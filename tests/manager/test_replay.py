@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chainsum.formats import load
-from chainsum.manager import ContextManager, ManagerConfig
+from chainsum.manager import ContextManager, ManagerConfig, Prepared
 from chainsum.manager._replay import CountingSummarizer, Prices, replay, replay_sync, request_indices
 from chainsum.messages import Message
 from chainsum.summarize import ExtractiveSummarizer
@@ -92,3 +95,38 @@ def test_check_valid_off_reports_none() -> None:
     report = replay_sync(_example(), manager, check_valid=False)
     assert {t.valid for t in report.turns} == {None}
     assert report.totals()["invalid"] == 0
+
+
+class _MovingNote(ContextManager):
+    """A manager that puts a note right before the newest user message of every request, as recall did before its
+    blocks were pinned: the note moves whenever a user message arrives."""
+
+    async def prepare(self, messages: Any, **kwargs: Any) -> Prepared[Any]:
+        prepared = await super().prepare(messages, **kwargs)
+        out = list(prepared.messages)
+        at = max(i for i, m in enumerate(out) if m.role == "user")
+        return dataclasses.replace(prepared, messages=[*out[:at], Message.of("user", "[note]"), *out[at:]])
+
+
+def test_prefix_breaks_count_requests_that_rewrite_what_was_sent_without_compacting() -> None:
+    msgs = _example()
+    moving = _MovingNote(ManagerConfig(), context_window=10**6)
+    report = replay_sync(msgs, moving)
+    # a request breaks the prefix when a user message arrived since the last one (the note moved there)
+    users_before = [sum(m.role == "user" for m in msgs[: t.message_index]) for t in report.turns]
+    moved = [b > a for a, b in itertools.pairwise(users_before)]
+    assert any(moved) and report.totals()["prefix_breaks"] == sum(moved)
+    assert [t.prefix_break for t in report.turns][1:] == moved
+    assert report.to_dict()["turns"][0]["prefix_break"] is False
+
+
+@pytest.mark.parametrize("adopt", [False, True])
+def test_a_compacting_replay_with_recall_has_no_prefix_break(adopt: bool) -> None:
+    """The bundled example at a small window compacts several times and recalls between compactions; every request
+    that is no compaction extends the one before."""
+    counting = CountingSummarizer(ExtractiveSummarizer(), HeuristicCounter())
+    manager = ContextManager(ManagerConfig(recall_token_ratio=0.2), context_window=1500, summarizers=[counting])
+    report = replay_sync(_example(), manager, counting=counting, adopt=adopt)
+    totals = report.totals()
+    assert totals["compactions"] >= 2 and totals["recalled"] > 0
+    assert totals["prefix_breaks"] == 0

@@ -121,8 +121,9 @@ def replay_table(report: ReplayReport) -> list[str]:
     """What a replay came to, in the few figures a reader compares between runs: requests, compactions, the peak
     context against the window, the estimated cost and the cache hit share (cached input tokens over input tokens:
     how much of what was sent the provider's prompt cache could serve, which a compaction resets). Rows for invalid
-    requests and requests over the window only when there are any: they are problems, not figures. One line (rich
-    markup) a row, names padded to one column: a rich table pads its last column too, and a pipe got the spaces."""
+    requests, requests over the window and prefix breaks (requests that rewrote what was sent without compacting)
+    only when there are any: they are problems, not figures. One line (rich markup) a row, names padded to one
+    column: a rich table pads its last column too, and a pipe got the spaces."""
     t = report.totals()
     compactions = f"{t['compactions']}, {t['summarizer_calls']} summarizer call(s)"
     if t["failures"]:
@@ -139,5 +140,7 @@ def replay_table(report: ReplayReport) -> list[str]:
         rows.append(("invalid requests", f"[red]{t['invalid']:,}[/]"))
     if t["over_window"]:
         rows.append(("over the window", f"[red]{t['over_window']:,}[/]"))
+    if t["prefix_breaks"]:
+        rows.append(("prefix breaks", f"[red]{t['prefix_breaks']:,}[/]"))
     width = max(len(name) for name, _ in rows)
     return [f"[bold]{name.ljust(width)}[/]  {value}" for name, value in rows]

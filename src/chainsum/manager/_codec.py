@@ -13,9 +13,9 @@ message item that is not a tool result): items from a turn start on convert the 
 `src[i]` is the index of the item canonical message ``i`` came from (for the restarting formats, the first item of
 its segment), so that output can reuse the caller's own items after a compacted part.
 
-A recall block (`_recall`) is made for one request; a caller that stores what it was sent (an agent framework that
-replaces its state) sends it back. It is dropped on reading, and its items are listed in `recall_items`, so that
-the next request gets a fresh block, not a pile of old ones.
+A recall block (`_recall`) is part of what the model sees, not of the caller's history; a caller that stores what it
+was sent (an agent framework that replaces its state) sends it back. It is dropped on reading, and its items are
+listed in `recall_items`: the manager puts each block it still holds back where it was sent (`_pins`), once.
 """
 
 from __future__ import annotations

@@ -17,9 +17,9 @@ Order of work in `prepare`:
    is still over the window, the model-free last resorts follow (mask, drop old summaries, move the oldest messages
    to the archive, clip the current turn's tool output). Every removed original is archived with its record and the
    new state (mapping included) in one transaction, before the shorter history is returned.
-5. **Recall** archived originals relevant to the newest user message into one block (`_recall`), and **emit**
-   the events: `SummarizationEvent` / `SummarizationFailedEvent`, and `WindowExceededEvent` when a request must go
-   over the window anyway.
+5. **Recall** archived originals relevant to the newest user message into a block (`_recall`), held where it was
+   sent until the next compaction (`_pins`), and **emit** the events: `SummarizationEvent` /
+   `SummarizationFailedEvent`, and `WindowExceededEvent` when a request must go over the window anyway.
 
 One manager serves one session; calls for it are expected one at a time (as a conversation's turns are). Several
 managers (processes, machines) may serve the same session through one store.
@@ -56,8 +56,9 @@ from ._events import (
     SummarizationReason,
     WindowExceededEvent,
 )
+from ._pins import RecallPins, with_blocks
 from ._policy import SessionState, decide, is_armed
-from ._recall import Recall, recall_block, stale_originals
+from ._recall import PinnedRecall, stale_originals
 from ._summarizers import META_ALLOWANCE_TOKENS, AnySummarizer, SleepFn, SummarizerChain, meta_header
 from ._summarizers_config import summarizers_from_config
 from ._view import Cover, Entry, Fingerprints, View
@@ -81,22 +82,34 @@ class Prepared(Generic[M]):
     records: tuple[SummaryRecord, ...] = ()
     """The summary records this call wrote."""
     recalled: tuple[str, ...] = ()
-    """Archive ids of the originals recalled into this request."""
+    """Archive ids of the originals recalled into this request (in every recall block it carries)."""
     tokens_before: int = 0
     """Tokens of the request as the model would get it without this call's compaction (system, reserve and the
-    recall block it would carry included): `tokens_after` when nothing was compacted, so that the two are counted
+    recall blocks it would carry included): `tokens_after` when nothing was compacted, so that the two are counted
     alike and differ only by what the compaction did."""
     tokens_after: int = 0
-    """Tokens of the history sent (system, recall block included)."""
+    """Tokens of the history sent (system, recall blocks included)."""
     over_window: bool = False
     """The history sent is still over the context window (a `WindowExceededEvent` said why)."""
     recall_tokens: int = 0
-    """Tokens of the recall block in the history sent (part of `tokens_after`; 0 without one)."""
+    """Tokens of the recall blocks in the history sent (part of `tokens_after`; 0 without one). A block stays in
+    every request until the next compaction (`chainsum.manager._pins`), so this counts the blocks made earlier
+    too."""
+    recall_folded: int = 0
+    """Recall blocks of earlier requests that this call's compaction folded in: left out of this request (their
+    originals stay in the archive). A compaction folds them all; one that could write no summary folds them only
+    where they held the request over the window (a request the provider refuses helps nobody)."""
 
     @property
     def changed(self) -> bool:
         """This call compacted (wrote at least one record)."""
         return bool(self.records)
+
+    @property
+    def rewritten(self) -> bool:
+        """This request need not be the previous one plus the new messages (DESIGN invariant 10): this call compacted,
+        or folded in recall blocks sent before. Every other request extends the previous one, byte for byte."""
+        return self.changed or self.recall_folded > 0
 
     @property
     def record(self) -> SummaryRecord | None:
@@ -112,7 +125,7 @@ class _Frame:
     system_tokens: int
     reserved: int
     tokens: int
-    """Messages the model sees (`out`), plus the system prompt and the reserve."""
+    """Messages the model sees, its pinned recall blocks, the system prompt and the reserve: what the trigger reads."""
 
 
 _SEPARATE_SYSTEM = frozenset({"anthropic", "gemini", "bedrock"})
@@ -180,9 +193,7 @@ class ContextManager:
         """Token count of each input message after the mapped part (`_tail_counted` of them so far)."""
         self._additive = isinstance(self.counter, HeuristicCounter | TiktokenCounter)
         self._priming: int | None = None
-        self._recall: tuple[str, int, Recall | None] | None = None
-        self._rendered: dict[int, tuple[Message, str]] = {}
-        """Rendered bodies of the context messages, by identity (recall leaves out what the model sees already)."""
+        self._pins = RecallPins()
         self._system: tuple[object, int] | None = None
         self.last_ratio = 0.0
         """The token ratio the last `prepare` saw."""
@@ -266,7 +277,7 @@ class ContextManager:
             self._write_state(replace(state, retracted=(*state.retracted, *new), view=kept.to_data()))
 
     def _output_messages(self) -> list[Message]:
-        """What the model sees now (without the recall block)."""
+        """What the model sees now (without the recall blocks)."""
         return self._base + self._codec.messages[self._view.n_in :]
 
     def _output_items(self, items: Sequence[Any]) -> tuple[Sequence[Any], dict[int, int]]:
@@ -366,8 +377,13 @@ class ContextManager:
     def _frame(self, items: Sequence[Any], system: object, reserved: int) -> _Frame:
         self._read(items)
         system_tokens = self._count_system(system)
-        tokens = self._tokens() + system_tokens + reserved
+        tokens = self._tokens() + system_tokens + reserved + sum(p.recall.tokens for p in self._standing())
         return _Frame(items, system_tokens, reserved, tokens)
+
+    def _standing(self) -> list[PinnedRecall]:
+        """The pinned recall blocks that still stand for what the model sees now (`RecallPins.standing`)."""
+        pins = self.state.recall
+        return self._pins.standing(pins, self._output_messages()) if pins else []
 
     def _n_out(self) -> int:
         """Messages the model sees now: the counts of the trigger's rules (cooldown, minimum, refresh) are of these,
@@ -375,7 +391,7 @@ class ContextManager:
         return len(self._base) + len(self._codec.messages) - self._view.n_in
 
     def context(self) -> list[Message]:
-        """The history as the model sees it now (after the last `prepare`, without its recall block)."""
+        """The history as the model sees it now (after the last `prepare`, without its recall blocks)."""
         return self._output_messages()
 
     # the public calls --------------------------------------------------------------------------------------------
@@ -450,71 +466,96 @@ class ContextManager:
         event: ManagerEvent | None,
         records: tuple[SummaryRecord, ...],
         tokens_before: int | None = None,
+        folded: int = 0,
     ) -> Prepared[Any]:
-        """`_finish` without its one wait (the over-window event): what `prepare_sync` returns with no loop."""
+        """`_finish` without its one wait (the over-window event): what `prepare_sync` returns with no loop.
+        `folded` counts the recall blocks this call's compaction folded in already."""
         out_items, starts = self._output_items(frame.items)
         tokens = self._tokens() + frame.system_tokens + frame.reserved
-        recall = self._recall_for(tokens)
-        if recall is not None:
-            out_items = self._with_recall(out_items, starts, recall)
-            tokens += recall.tokens
+        output = self._output_messages()
+        blocks, dropped = self._recall_blocks(output, tokens, compacted=bool(records), before=tokens_before)
+        recalled = sum(p.recall.tokens for p in blocks)
+        if blocks:
+            per_message = self._codec.format in (None, "messages")
+            out_items = with_blocks(out_items, starts, blocks, output, self._codec.write, per_message=per_message)
+            tokens += recalled
         if out_items is not frame.items:  # written here: keep the roles alternating where the provider needs it
             out_items = alternating(out_items, self._codec.format)
         return Prepared(
             out_items,
             event,
             records,
-            recall.ids if recall is not None else (),
+            tuple(i for p in blocks for i in p.recall.ids),
             tokens if tokens_before is None else tokens_before,
             tokens,
             tokens > self.window,
-            recall.tokens if recall is not None else 0,
+            recalled,
+            folded + dropped,
         )
 
-    def _recall_for(self, tokens: int) -> Recall | None:
-        ratio = self.config.recall_token_ratio
-        if ratio <= 0 or self.state.archived == 0 or not self._codec.messages:
-            return None
-        output = self._output_messages()
-        last_user = next((m for m in reversed(output) if m.role == "user"), None)
-        if last_user is None or not last_user.text.strip():
-            return None
-        budget = min(int(ratio * self.window), self.window - tokens - 16)
-        key = last_user.text
-        if self._recall is not None and self._recall[0] == key and self._recall[1] == self.state.version:
-            cached = self._recall[2]
-            return cached if cached is None or cached.tokens <= budget else None
-        try:
-            recall = recall_block(
-                self.archive,
+    def _recall_blocks(
+        self, output: list[Message], tokens: int, *, compacted: bool, before: int | None
+    ) -> tuple[list[PinnedRecall], int]:
+        """The recall blocks of this request, in order: the pinned ones that still stand, and a new one where one
+        may go (`chainsum.manager._pins`), within the room left beside `tokens` (the request without blocks); and
+        how many pinned blocks were folded in here. The session state keeps the blocks, so that every later request,
+        in any process, carries them the same way."""
+        state = self.state
+        pins = self._pins.standing(state.recall, output) if state.recall else []
+        pinned = sum(p.recall.tokens for p in pins)
+        dropped = 0
+        if pins and tokens + pinned > self.window:
+            # The blocks count towards the trigger, so this call tried a compaction, which could not make room
+            # without them: it folds them in (a request the provider refuses helps nobody, and recall is a help).
+            logger.info(
+                "session=<%s>, blocks=<%d>, tokens=<%d> | recall blocks folded in: they held the request over the "
+                "window",
                 self.session,
-                key,
-                budget,
-                self.counter,
-                exclude=output,
-                rendered=self._rendered,
-                retracted=frozenset(self.state.retracted),
+                len(pins),
+                pinned,
             )
-        except Exception:  # recall is a help, never a reason for a request to fail
-            logger.warning("session=<%s> | recall failed; request sent without it", self.session, exc_info=True)
-            recall = None
-        self._recall = (key, self.state.version, recall)
-        return recall
+            pins, pinned, dropped = [], 0, len(pins)
+        new = self._new_recall(output, pins, tokens + pinned, compacted=compacted, before=before)
+        blocks = sorted([*pins, new], key=lambda p: p.at) if new is not None else pins
+        if tuple(blocks) != state.recall and not self._write_state(replace(state, recall=tuple(blocks))):
+            # another process wrote the session meanwhile: a block it does not know of would not be sent again
+            return [p for p in blocks if p is not new], dropped
+        return blocks, dropped
 
-    def _with_recall(self, items: Sequence[Any], starts: dict[int, int], recall: Recall) -> list[Any]:
-        """`items` with the recall block right before the newest user message. In a wire format where that message
-        shares an item with tool results (an Anthropic user turn holding results and text), the output is written
-        again so that the block goes after the results, never between a call and its result."""
-        output = self._output_messages()
-        at = next((i for i in range(len(output) - 1, -1, -1) if output[i].role == "user"), None)
+    def _new_recall(
+        self, output: list[Message], pins: Sequence[PinnedRecall], total: int, *, compacted: bool, before: int | None
+    ) -> PinnedRecall | None:
+        """A new block for the newest user message, or None (`RecallPins.place` says where one may go). Its room:
+        what is left of ``recall_token_ratio`` of the window beside the blocks pinned since the last compaction (the
+        room a compaction keeps free for recall, see `_budgets`), never past the trigger nor the window beside the
+        `total` tokens of the request, and at a compaction never more than it freed (`before`, the request as it
+        would have gone). Sharing that room is what makes the next compaction fold the blocks in: they can never
+        hold the request over the trigger while the history itself is under the compaction's budget."""
+        cfg = self.config
+        if cfg.recall_token_ratio <= 0 or self.state.archived == 0:
+            return None
+        at = self._pins.place(output, pins, compacted=compacted)
         if at is None:
-            return list(items)
-        if self._codec.format in (None, "messages"):
-            return [*items[:at], recall.message, *items[at:]]
-        index = starts.get(at, at if len(items) == len(output) else None)
-        if index is None:
-            return self._codec.write([*output[:at], recall.message, *output[at:]])
-        return [*items[:index], *self._codec.write([recall.message]), *items[index:]]
+            return None
+        room = min(
+            int(cfg.recall_token_ratio * self.window) - sum(p.recall.tokens for p in pins),
+            int(cfg.trigger_token_ratio * self.window) - total,
+            self.window - total - 16,
+        )
+        if compacted and before is not None:
+            room = min(room, before - total)
+        recall = self._pins.search(
+            self.archive,
+            self.session,
+            output,
+            at,
+            budget=room,
+            counter=self.counter,
+            version=self.state.version,
+            retracted=frozenset(self.state.retracted),
+            recalled=frozenset(i for p in pins for i in p.recall.ids),
+        )
+        return self._pins.pin(output, at, recall) if recall is not None else None
 
     async def _window_exceeded(self, tokens: int, frame: _Frame) -> None:
         output = self._output_messages()
@@ -566,7 +607,7 @@ class ContextManager:
         started = time.perf_counter()
         self._verify(frame)
         tokens_before = self._tokens() + frame.system_tokens + frame.reserved
-        over_window = tokens_before > self.window
+        over_window = frame.tokens > self.window
         wait = self.config.lock_wait_seconds if over_window else 0.0
         with self.archive.try_lock(self.session, wait_s=wait) as held:
             if not held and not over_window:
@@ -585,7 +626,7 @@ class ContextManager:
                 self._state = fresh
                 self._read(frame.items)
                 tokens_before = self._tokens() + frame.system_tokens + frame.reserved
-                ratio = tokens_before / self.window
+                ratio = (tokens_before + sum(p.recall.tokens for p in self._standing())) / self.window
                 again = decide(fresh, ratio, self._n_out(), self.config)
                 if again is None and reason != "manual":
                     logger.info("session=<%s> | compacted elsewhere since the last call; using that", self.session)
@@ -664,10 +705,11 @@ class ContextManager:
         cfg = self.config
         state = self.state
         source = self._output_messages()
-        # The request as it would go without this compaction, its recall block included (cached for a manual
-        # compaction of the last request): the "before" that the "after" of `_prepared` is counted like.
-        recall_before = self._recall_for(tokens_before)
-        request_before = tokens_before + (recall_before.tokens if recall_before is not None else 0)
+        # The request as it would go without this compaction, its pinned recall blocks included: the "before" that
+        # the "after" of `_prepared` is counted like. The compaction folds the blocks in: it plans the history
+        # without them (their originals are in the archive), and the state it writes starts the pins over.
+        standing = self._standing()
+        request_before = tokens_before + sum(p.recall.tokens for p in standing)
         covers = self._covers + [(i, i + 1, True) for i in range(self._view.n_in, len(self._codec.messages))]
         budget, hard = self._budgets(frame, reason, tokens_before)
         depth = max((message_depth(m) for m in source), default=0)
@@ -714,6 +756,7 @@ class ContextManager:
             archived=state.archived + len(removal.pairs),
             summarizations=state.summarizations + 1,
             view=view.to_data(),
+            recall=(),
         )
         try:
             ok = self.archive.archive_and_record(
@@ -735,7 +778,7 @@ class ContextManager:
         self._read(frame.items)
         # The request is written before the event goes out, so that the event carries what the model gets: the one
         # before/after pair that every observer (the proxy's headers, the session API, the page) shows.
-        prepared = self._prepared(frame, None, (record,), request_before)
+        prepared = self._prepared(frame, None, (record,), request_before, len(standing))
         event = SummarizationEvent(
             reason=reason,
             depth=record.depth,

@@ -42,6 +42,7 @@ from typing import Any, cast
 
 from ._config import ManagerConfig
 from ._events import SummarizationReason
+from ._recall import PinnedRecall
 
 __all__ = ["SessionState", "decide", "is_armed"]
 
@@ -72,6 +73,9 @@ class SessionState:
     retracted: tuple[str, ...] = ()
     """Archive ids of originals whose summary no longer matches the caller's history (a message edited inside a
     summarized range, another branch): recall leaves them out, so a stale version never comes back."""
+    recall: tuple[PinnedRecall, ...] = ()
+    """The recall blocks sent since the last compaction, each held where it was sent (`PinnedRecall`); a compaction
+    folds them in (starts this over)."""
 
     def since(self, n_messages: int) -> int:
         """Messages since the last attempt (all of them when there was none or the history got shorter)."""
@@ -97,6 +101,7 @@ class SessionState:
             "summarizations": self.summarizations,
             "failures": self.failures,
             "retracted": list(self.retracted),
+            "recall": [p.to_data() for p in self.recall],
         }
 
     @classmethod
@@ -118,6 +123,7 @@ class SessionState:
             summarizations=int(data.get("summarizations", 0)),
             failures=int(data.get("failures", 0)),
             retracted=tuple(str(r) for r in cast(list[object], data.get("retracted") or [])),
+            recall=tuple(PinnedRecall.from_data(p) for p in cast(list[Mapping[str, Any]], data.get("recall") or [])),
         )
 
 

@@ -3,9 +3,13 @@
 Before each request the archive (the store's ranked full-text search) is searched with the words of the newest user
 message; the best matching originals, verbatim, with their speaker and original position, go into one delimited
 block inside ``recall_token_ratio`` of the window, placed right before that user message. The block is data, not
-instructions: it is a user-role record with tags whose nonce no recalled text contains, like a summary record. The
-same user message gets the same block for the whole turn (an agent's tool steps do not search again, and the prompt
-cache keeps it).
+instructions: it is a user-role record with tags whose nonce no recalled text contains, like a summary record.
+
+A block, once sent, is *pinned* (`PinnedRecall`): every later request carries it, byte for byte, in the same place,
+until the next compaction folds it in (DESIGN invariant 10: between two compactions a request is the previous one
+plus the new messages, so the provider's prompt cache holds). So a block is made only where adding it keeps that
+true: at a compaction (the prefix is rewritten anyway), or before a user message that is the newest message of its
+request (nothing was sent after it yet). An agent's tool steps after that user message never search again.
 
 `RecallTool` is the same archive as a tool an agent can call itself: its JSON schema for OpenAI and Anthropic tool
 definitions, and a handler that searches the session's archive and returns the originals.
@@ -20,12 +24,21 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from ..chain import is_record_message, is_summary_message, record_blocks, unforgeable_nonce
-from ..messages import Message
+from ..messages import Message, message_from_dict, message_to_dict
 from ..store import Archive, SearchHit
 from ..summarize import clip_body, render_body
 from ..tokens import TokenCounter
 
-__all__ = ["RECALL_INTRO", "Recall", "RecallTool", "is_recall_message", "query_of", "recall_block", "stale_originals"]
+__all__ = [
+    "RECALL_INTRO",
+    "PinnedRecall",
+    "Recall",
+    "RecallTool",
+    "is_recall_message",
+    "query_of",
+    "recall_block",
+    "stale_originals",
+]
 
 RECALL_INTRO = (
     "[chainsum recall: earlier messages of this conversation, brought back from the archive because they may bear "
@@ -48,6 +61,33 @@ class Recall:
     message: Message
     ids: tuple[str, ...]
     tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class PinnedRecall:
+    """A recall block that was sent, and where: it goes right before message `at` of the history the model sees
+    (recall blocks left out), for as long as that history up to and including message `at` is what it was when the
+    block was made (`prefix`, a chain hash as `chainsum.manager._view.Fingerprints` computes it). Kept in the
+    session state, so that every process serving the session sends it the same way until the next compaction."""
+
+    at: int
+    prefix: str
+    recall: Recall
+
+    def to_data(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "prefix": self.prefix,
+            "ids": list(self.recall.ids),
+            "tokens": self.recall.tokens,
+            "message": message_to_dict(self.recall.message),
+        }
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any]) -> PinnedRecall:
+        message = message_from_dict(data["message"])
+        ids = tuple(str(i) for i in cast(list[object], data.get("ids") or []))
+        return cls(int(data["at"]), str(data["prefix"]), Recall(message, ids, int(data["tokens"])))
 
 
 def is_recall_message(message: Message) -> bool:
@@ -82,10 +122,12 @@ def recall_block(
     exclude: Sequence[Message] = (),
     rendered: dict[int, tuple[Message, str]] | None = None,
     retracted: frozenset[str] | set[str] = frozenset(),
+    recalled: frozenset[str] | set[str] = frozenset(),
 ) -> Recall | None:
     """The recall block for a user message, or None when nothing relevant fits in `budget` tokens.
 
-    Messages of `exclude` (what the model sees already) are never recalled. `rendered` is the caller's cache of
+    Messages of `exclude` (what the model sees already) are never recalled, nor the originals in `recalled` (the
+    archive ids that a block still in the context holds). `rendered` is the caller's cache of
     their rendered bodies by identity, kept across calls (a long context renders only its new messages); it is
     left holding exactly the messages of `exclude`. Originals in `retracted` (`stale_originals`) are never
     recalled. Originals are fetched a few at a time, best match first, since
@@ -104,7 +146,7 @@ def recall_block(
         if k % _BATCH == 0:
             messages = _fetch(archive, session, [h.message_id for h in hits[k : k + _BATCH]])
         message = messages.get(hit.message_id)
-        if message is None or is_summary_message(message) or hit.message_id in retracted:
+        if message is None or is_summary_message(message) or hit.message_id in retracted or hit.message_id in recalled:
             continue
         body = render_body(message)
         if body in present or body == "[empty]":

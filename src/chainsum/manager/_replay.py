@@ -7,6 +7,10 @@ caller instead sends back the manager's previous output plus what was recorded s
 replaces its state does. Consecutive assistant messages (one per content block in some logs) are each a request,
 as in ``bench/bench_manager.py``.
 
+Between two compactions each request must be the previous one plus the new messages (DESIGN invariant 10): a
+request that is not, and is no compaction (`Prepared.rewritten`), is a *prefix break*, counted in the totals (the
+target is 0): it throws away the provider's prompt cache for no reason.
+
 What each request costs, estimated with prompt caching: the longest common prefix of this request's messages and
 the previous request's (by identity, else equality) counts as cached input, the rest as fresh input, at the prices
 of `Prices` (USD per million tokens). Output tokens are not counted: they are the same whatever the manager does.
@@ -96,6 +100,8 @@ class TurnReport:
     """Time spent in `prepare`."""
     recalled: tuple[str, ...] = ()
     """Archive ids of the originals recalled into this request."""
+    prefix_break: bool = False
+    """Not the previous request plus new messages, and no compaction either (see the module docstring)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +120,7 @@ class TurnReport:
             "over_window": self.over_window,
             "seconds": round(self.seconds, 6),
             "recalled": list(self.recalled),
+            "prefix_break": self.prefix_break,
         }
 
 
@@ -151,6 +158,8 @@ class ReplayReport:
             "cache_hit_share": round(cached / sent, 6) if sent else None,
             "cost_usd": round(sum(x.cost_usd for x in t), 8),
             "over_window": sum(x.over_window for x in t),
+            # requests that rewrote what was sent before without compacting: each one a prompt cache thrown away
+            "prefix_breaks": sum(x.prefix_break for x in t),
             "recalled": sum(len(x.recalled) for x in t),
             "invalid": sum(x.valid is False for x in t),
             "final_depth": self.final_depth,
@@ -275,6 +284,7 @@ async def replay(
                 over_window=prepared.over_window,
                 seconds=seconds,
                 recalled=prepared.recalled,
+                prefix_break=bool(previous) and k < len(previous) and not prepared.rewritten,
             )
         )
         if adopt:

@@ -19,7 +19,7 @@ mapping: the model never sees a summary of a history the caller no longer has.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -38,7 +38,9 @@ is the caller's own message unchanged."""
 class Fingerprints:
     """Chain hashes of a canonical message list, computed lazily and kept while the list only grows."""
 
-    def __init__(self) -> None:
+    def __init__(self, digest: Callable[[Message], str] = message_sha256) -> None:
+        self._digest = digest
+        """The hash of one message (`message_sha256`: all of it, provider data included)."""
         self._hashes: list[str] = [""]
         self._messages: list[Message] = []
 
@@ -49,11 +51,24 @@ class Fingerprints:
         del self._hashes[keep + 1 :]
         self._messages.extend(messages[keep:])
 
+    def upto(self, messages: Sequence[Message], k: int) -> str:
+        """The chain hash of ``messages[:k]``, for a list rebuilt on every call (what the model sees: the mapped
+        part and the caller's messages after it) rather than followed by `sync`: the leading messages that are the
+        very objects fingerprinted before keep their hashes, so only the others are hashed."""
+        known = self._messages
+        n = min(len(known), k)
+        same = 0
+        while same < n and known[same] is messages[same]:
+            same += 1
+        if same < n or len(known) < k:
+            self.sync(messages, same)
+        return self.at(k)
+
     def at(self, k: int) -> str:
         """The chain hash of the first `k` messages."""
         while len(self._hashes) <= k:
             i = len(self._hashes) - 1
-            digest = hashlib.sha256((self._hashes[i] + message_sha256(self._messages[i])).encode("ascii"))
+            digest = hashlib.sha256((self._hashes[i] + self._digest(self._messages[i])).encode("ascii"))
             self._hashes.append(digest.hexdigest()[:_HASH_CHARS])
         return self._hashes[k]
 
