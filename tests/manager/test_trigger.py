@@ -35,6 +35,16 @@ def test_cooldown_and_emergency() -> None:
     assert decide(after, 1.0, 21, CFG) == "emergency"  # cooldown ignored
 
 
+def test_recall_blocks_count_for_the_emergency_not_for_the_trigger() -> None:
+    """The trigger measures the history (what a compaction shrinks); the emergency the whole request, the recall
+    blocks it carries included: a request they would take over the window is compacted at once, and the
+    compaction folds them in."""
+    after = SessionState(count_after=20, armed=True, depth=1)
+    assert decide(after, 0.75, 24, CFG, request_ratio=0.84) is None  # under the trigger without the blocks
+    assert decide(after, 0.75, 21, CFG, request_ratio=1.02) == "emergency"  # over the window with them
+    assert decide(after, 0.85, 24, CFG, request_ratio=0.95) == "ratio"
+
+
 def test_hysteresis_rearms_below_reset_or_after_enough_messages() -> None:
     disarmed = SessionState(count_after=20, armed=False, depth=1)
     # cooldown over, above the trigger, but disarmed: no

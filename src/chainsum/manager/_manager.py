@@ -125,7 +125,14 @@ class _Frame:
     system_tokens: int
     reserved: int
     tokens: int
-    """Messages the model sees, its pinned recall blocks, the system prompt and the reserve: what the trigger reads."""
+    """Messages the model sees (recall blocks left out), plus the system prompt and the reserve."""
+    recall_tokens: int = 0
+    """The pinned recall blocks that still stand (`_standing`): part of the request, not of the history."""
+
+    @property
+    def request_tokens(self) -> int:
+        """The request as it would go: `tokens` and the recall blocks."""
+        return self.tokens + self.recall_tokens
 
 
 _SEPARATE_SYSTEM = frozenset({"anthropic", "gemini", "bedrock"})
@@ -377,8 +384,8 @@ class ContextManager:
     def _frame(self, items: Sequence[Any], system: object, reserved: int) -> _Frame:
         self._read(items)
         system_tokens = self._count_system(system)
-        tokens = self._tokens() + system_tokens + reserved + sum(p.recall.tokens for p in self._standing())
-        return _Frame(items, system_tokens, reserved, tokens)
+        tokens = self._tokens() + system_tokens + reserved
+        return _Frame(items, system_tokens, reserved, tokens, sum(p.recall.tokens for p in self._standing()))
 
     def _standing(self) -> list[PinnedRecall]:
         """The pinned recall blocks that still stand for what the model sees now (`RecallPins.standing`)."""
@@ -427,7 +434,8 @@ class ContextManager:
         if not state.armed and is_armed(state, ratio, n, self.config):
             self._write_state(replace(state, armed=True))
             state = self.state
-        return frame, "manual" if force else decide(state, ratio, n, self.config)
+        request = frame.request_tokens / self.window
+        return frame, "manual" if force else decide(state, ratio, n, self.config, request_ratio=request)
 
     def prepare_sync(
         self, messages: Sequence[Any], *, system: object = None, reserved_tokens: int = 0, force: bool = False
@@ -505,8 +513,8 @@ class ContextManager:
         pinned = sum(p.recall.tokens for p in pins)
         dropped = 0
         if pins and tokens + pinned > self.window:
-            # The blocks count towards the trigger, so this call tried a compaction, which could not make room
-            # without them: it folds them in (a request the provider refuses helps nobody, and recall is a help).
+            # The blocks count towards the emergency rule, so this call tried a compaction, which could not make
+            # room beside them: it folds them in (a request the provider refuses helps nobody, and recall is a help).
             logger.info(
                 "session=<%s>, blocks=<%d>, tokens=<%d> | recall blocks folded in: they held the request over the "
                 "window",
@@ -529,8 +537,8 @@ class ContextManager:
         what is left of ``recall_token_ratio`` of the window beside the blocks pinned since the last compaction (the
         room a compaction keeps free for recall, see `_budgets`), never past the trigger nor the window beside the
         `total` tokens of the request, and at a compaction never more than it freed (`before`, the request as it
-        would have gone). Sharing that room is what makes the next compaction fold the blocks in: they can never
-        hold the request over the trigger while the history itself is under the compaction's budget."""
+        would have gone). Sharing that room is what gives an emergency the blocks bring about something to do:
+        the history is then at least the window less that room, over the compaction's budget."""
         cfg = self.config
         if cfg.recall_token_ratio <= 0 or self.state.archived == 0:
             return None
@@ -607,7 +615,7 @@ class ContextManager:
         started = time.perf_counter()
         self._verify(frame)
         tokens_before = self._tokens() + frame.system_tokens + frame.reserved
-        over_window = frame.tokens > self.window
+        over_window = frame.request_tokens > self.window
         wait = self.config.lock_wait_seconds if over_window else 0.0
         with self.archive.try_lock(self.session, wait_s=wait) as held:
             if not held and not over_window:
@@ -626,8 +634,9 @@ class ContextManager:
                 self._state = fresh
                 self._read(frame.items)
                 tokens_before = self._tokens() + frame.system_tokens + frame.reserved
-                ratio = (tokens_before + sum(p.recall.tokens for p in self._standing())) / self.window
-                again = decide(fresh, ratio, self._n_out(), self.config)
+                ratio = tokens_before / self.window
+                request = (tokens_before + sum(p.recall.tokens for p in self._standing())) / self.window
+                again = decide(fresh, ratio, self._n_out(), self.config, request_ratio=request)
                 if again is None and reason != "manual":
                     logger.info("session=<%s> | compacted elsewhere since the last call; using that", self.session)
                     return await self._finish(frame, None, ())

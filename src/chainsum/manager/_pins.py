@@ -13,8 +13,9 @@ extension of the last one: before a user message that is the newest message of i
 before the user message an agent is still working on. It takes only the room left: the blocks of one compaction
 cycle share ``recall_token_ratio`` of the window (the room the compaction kept free for them), never past the
 trigger (a block must not be the reason for the next compaction), and at a compaction never more than the
-compaction freed. Pinned blocks count towards the trigger like any message: when they and the growing turn reach
-it, the compaction folds them in.
+compaction freed. Pinned blocks are part of the request, not of the history: the trigger measures the history (what
+a compaction can shrink), so they do not bring the next compaction forward, which folds them in; the emergency
+rule measures the whole request, so blocks that would take it over the window bring a compaction at once.
 """
 
 from __future__ import annotations

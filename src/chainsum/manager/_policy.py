@@ -136,11 +136,22 @@ def is_armed(state: SessionState, ratio: float, n_messages: int, config: Manager
     return state.armed or ratio < config.reset_token_ratio or state.since(n_messages) >= rearm_messages(config)
 
 
-def decide(state: SessionState, ratio: float, n_messages: int, config: ManagerConfig) -> SummarizationReason | None:
-    """Why to summarize now, or None: the rules of the module docstring, in order."""
+def decide(
+    state: SessionState,
+    ratio: float,
+    n_messages: int,
+    config: ManagerConfig,
+    *,
+    request_ratio: float | None = None,
+) -> SummarizationReason | None:
+    """Why to summarize now, or None: the rules of the module docstring, in order. `ratio` is the history's;
+    `request_ratio` the whole request's (the recall blocks it carries included, `chainsum.manager._pins`), which
+    only the emergency rule reads: past the window the provider refuses the request whatever fills it, while the
+    trigger is about what a compaction can shrink (it folds the blocks in, and they never take more than the room
+    it keeps for them)."""
     if not config.enabled:
         return None
-    if ratio >= config.emergency_token_ratio:
+    if max(ratio, ratio if request_ratio is None else request_ratio) >= config.emergency_token_ratio:
         return "emergency"
     if n_messages < config.min_messages:
         return None
