@@ -9,6 +9,8 @@ from chainsum.chain import (
     BodyPair,
     Chain,
     PairKind,
+    RecordBlock,
+    record_message,
 )
 from chainsum.errors import ChainError
 from chainsum.messages import Message, Text, ToolCall, ToolResult
@@ -196,3 +198,15 @@ def test_complex_chain_missing_responses_are_repaired() -> None:
     chain = Chain.build(messages, repair=True)
     assert len(chain.repairs) == 7
     assert all(p.is_valid() for _, _, p in chain.pairs())
+
+
+def test_a_record_before_a_kept_user_message_is_not_merged_into_it() -> None:
+    """chainsum writes its record of the earlier conversation as a user message right before the user message it
+    keeps (an agent's task); the repair build merged the two, and the next compaction, finding no user message of
+    its own, summarized the task away."""
+    record = record_message([RecordBlock(id="sum_1", depth=1, messages=4, text="Earlier: the build failed.")])
+    task = Message.of("user", "Fix the nightly build (APP-1000).")
+    messages = [Message.of("system", "You are a coding agent."), record, task, Message.of("assistant", "On it.")]
+    chain = Chain.build(messages, repair=True)
+    assert chain.repairs == ()
+    assert chain.messages() == messages

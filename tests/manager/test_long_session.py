@@ -93,3 +93,22 @@ def test_only_a_newest_user_message_larger_than_the_window_may_go_over() -> None
     # everything but the system prompt and that message went: nothing else holds the request over the window
     floor = COUNTER.count_messages([out[0], out[-1]])
     assert COUNTER.count_messages(out) - floor < 400
+
+
+@pytest.mark.parametrize("seed", [5, 11])
+def test_an_agent_s_task_survives_every_compaction(seed: int) -> None:
+    """An agent's whole loop is one user turn, so its task is the newest user message and stays verbatim: the
+    second compaction used to merge it into the record before it (two user messages in a row, repaired) and
+    summarize it away with the rest (agent_session(120, seed=5) at 12K: gone from the second compaction on)."""
+    history = agent_session(120, seed=seed)
+    task = history[1]
+    manager = ContextManager(ManagerConfig(), context_window=12_000, archive=MemoryArchive())
+    compactions = 0
+    for end in range(2, len(history) + 1):
+        if end < len(history) and history[end]["role"] != "assistant":
+            continue  # a model request before each answer, and one at the end
+        prepared = manager.prepare_sync(history[:end])
+        if prepared.event is not None and prepared.event.kind == "summarized":
+            compactions += 1
+            assert task in prepared.messages, f"compaction {compactions} (request before message {end})"
+    assert compactions >= 3

@@ -27,6 +27,7 @@ from ..errors import ChainError
 from ..messages import Message, Part, ToolCall, ToolResult
 from ._constants import FALLBACK_RESPONSE_CONTENT
 from ._nodes import BodyPair, Header, PairKind, Section, answers
+from ._summaries import is_record_message
 
 __all__ = ["CHAIN_RULES", "Builder", "ChainRepair"]
 
@@ -190,7 +191,13 @@ class Builder:
             self._close_human(last=False)
             if self.has_section and not self.body and self.human is None:
                 self.human, self.human_index = message, index
-            elif self.has_section and not self.body and self.human is not None and self.human_open is None:
+            elif (
+                self.has_section
+                and not self.body
+                and self.human is not None
+                and self.human_open is None
+                and not is_record_message(self.human)  # chainsum's record before a kept user message: two turns
+            ):
                 self._fail(2, index, f"follows the human message at index {self.human_index}; merged into it")
                 self.human = self.human.with_parts(self.human.parts + message.parts)
             else:
