@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, assert_never
 
@@ -137,14 +138,16 @@ def json_tokens(counter: TokenCounter, value: object) -> int:
         return counter.count_text(_json_text(value))
     if remembered is None:
         remembered = counter.count_text(key if isinstance(key, str) else _json_text(value))
-        if len(_JSON_COUNTS) >= 64:
-            del _JSON_COUNTS[next(iter(_JSON_COUNTS))]
-        _JSON_COUNTS[(counter, key)] = remembered
+        with _JSON_LOCK:  # integrations and the server's worker threads count at once: evict under one lock
+            if len(_JSON_COUNTS) >= 64:
+                _JSON_COUNTS.pop(next(iter(_JSON_COUNTS)), None)
+            _JSON_COUNTS[(counter, key)] = remembered
     return remembered
 
 
 _JSON_COUNTS: dict[tuple[TokenCounter, str | bytes], int] = {}
 """Remembered `json_tokens` counts, oldest first."""
+_JSON_LOCK = threading.Lock()
 
 
 def _json_text(value: object) -> str:
