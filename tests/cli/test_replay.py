@@ -199,20 +199,32 @@ def _table(err: str) -> dict[str, str]:
 
 
 def test_replay_ends_with_a_short_table(tmp_path: Path) -> None:
-    """Standard error holds five rows whatever the history's length (it held a line per compaction, 145 lines for
+    """Standard error holds six rows whatever the history's length (it held a line per compaction, 145 lines for
     a long session), each matching the JSON report: requests, compactions, the peak context against the window,
-    the estimated cost and the cache hit share (cached input tokens over input tokens)."""
+    the estimated cost, the summarizer's part of it (shown at $0 for the extractive summarizer) and the cache hit
+    share (cached input tokens over input tokens)."""
     report = tmp_path / "r.json"
     code, out, err = run("replay", EXAMPLE, "-w", "1500", "--report", str(report))
     assert code == 0 and out == ""
     totals = json.loads(report.read_text())["totals"]
-    assert totals["compactions"] >= 3  # several compactions, and still five lines
+    assert totals["compactions"] >= 3  # several compactions, and still six lines
     table = _table(err)
-    assert list(table) == ["requests", "compactions", "peak context tokens", "estimated cost", "cache hit share"]
+    assert list(table) == [
+        "requests",
+        "compactions",
+        "peak context tokens",
+        "estimated cost",
+        "of which summarizer",
+        "cache hit share",
+    ]
     assert table["requests"] == f"{totals['requests']:,}"
     assert table["compactions"].startswith(f"{totals['compactions']}, {totals['summarizer_calls']} summarizer call")
     assert table["peak context tokens"] == f"{totals['max_context_tokens']:,} of 1,500"
     assert table["estimated cost"] == f"${totals['cost_usd']:.4f}"
+    assert totals["summarizer_input_tokens"] > 0 and totals["summarizer_cost_usd"] == 0  # extractive: no model
+    assert table["of which summarizer"] == (
+        f"$0.0000 ({totals['summarizer_input_tokens']:,} tokens in, {totals['summarizer_output_tokens']:,} out)"
+    )
     share = 100 * totals["cached_input_tokens"] / totals["input_tokens"]
     assert table["cache hit share"] == f"{share:.1f} %" and 0 < share < 100
     assert "request " not in err and "rec_" not in err
@@ -234,6 +246,7 @@ def test_verbose_adds_a_line_per_compaction(tmp_path: Path) -> None:
         "compactions",
         "peak context tokens",
         "estimated cost",
+        "of which summarizer",
         "cache hit share",
     ]
     code, _, long_err = run("replay", EXAMPLE, "-w", "1500", "--verbose")

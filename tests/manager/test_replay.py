@@ -82,6 +82,32 @@ def test_example_with_a_small_window_compacts_and_totals_add_up() -> None:
     assert set(d["totals"]) >= {"requests", "compactions", "summarizer_calls", "max_context_tokens", "cost_usd"}
 
 
+def test_the_summarizers_input_and_output_are_priced_and_reported_apart() -> None:
+    """An LLM summarizer's calls cost: its input and its output (the summaries), each at its own price, are part of
+    the request's cost and shown apart; the same replay priced without them differs by exactly that."""
+
+    def summarize(transcript: str) -> str:
+        return transcript[: len(transcript) // 10]  # a fixed-ratio summary: a tenth of what it was given
+
+    def run(prices: Prices) -> tuple[Any, CountingSummarizer]:
+        counting = CountingSummarizer(summarize, HeuristicCounter())
+        manager = ContextManager(ManagerConfig(), context_window=1500, summarizers=[counting])
+        return replay_sync(_example(), manager, counting=counting, prices=prices), counting
+
+    priced, counting = run(Prices(summarizer_input=3.0, summarizer_output=15.0))
+    free, _ = run(Prices())
+    totals = priced.totals()
+    assert counting.calls > 0 and 0 < counting.output_tokens < counting.input_tokens
+    assert totals["summarizer_output_tokens"] == counting.output_tokens
+    expected = (3.0 * counting.input_tokens + 15.0 * counting.output_tokens) / 1e6
+    assert totals["summarizer_cost_usd"] == pytest.approx(expected)
+    assert totals["cost_usd"] == pytest.approx(free.totals()["cost_usd"] + expected)
+    for t in priced.turns:
+        assert (t.summarizer_cost_usd > 0) == (t.summarizer_calls > 0)
+    assert free.totals()["summarizer_cost_usd"] == 0
+    assert priced.to_dict()["prices_usd_per_mtok"]["summarizer_output"] == 15.0
+
+
 def test_async_replay_matches_the_sync_one() -> None:
     a, ca = _manager(1500)
     b, cb = _manager(1500)

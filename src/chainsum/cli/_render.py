@@ -119,7 +119,8 @@ def chain_dict(chain: Chain) -> dict[str, Any]:
 
 def replay_table(report: ReplayReport) -> list[str]:
     """What a replay came to, in the few figures a reader compares between runs: requests, compactions, the peak
-    context against the window, the estimated cost and the cache hit share (cached input tokens over input tokens:
+    context against the window, the estimated cost (and the summarizer's part of it, shown at $0 too: the extractive
+    summarizer calls no model) and the cache hit share (cached input tokens over input tokens:
     how much of what was sent the provider's prompt cache could serve, which a compaction resets). Rows for invalid
     requests, requests over the window and prefix breaks (requests that rewrote what was sent without compacting)
     only when there are any: they are problems, not figures. One line (rich markup) a row, names padded to one
@@ -134,6 +135,11 @@ def replay_table(report: ReplayReport) -> list[str]:
         ("compactions", compactions),
         ("peak context tokens", f"{t['max_context_tokens']:,} of {report.window:,}"),
         ("estimated cost", f"${t['cost_usd']:.4f}"),
+        (
+            "of which summarizer",
+            f"${t['summarizer_cost_usd']:.4f} ({t['summarizer_input_tokens']:,} tokens in, "
+            f"{t['summarizer_output_tokens']:,} out)",
+        ),
         ("cache hit share", share),
     ]
     if t["invalid"]:

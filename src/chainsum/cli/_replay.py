@@ -71,6 +71,13 @@ def replay_cmd(
             help="USD per million summarizer input tokens (default: 0 for extractive, else --price-input).",
         ),
     ] = None,
+    price_summarizer_output: Annotated[
+        float | None,
+        typer.Option(
+            "--price-summarizer-output",
+            help="USD per million tokens the summarizer writes (default: 0 for extractive, else 5x --price-input).",
+        ),
+    ] = None,
     repair_input: Annotated[
         bool, typer.Option("--repair", help="Repair the recording for the provider's rules before replaying it.")
     ] = False,
@@ -85,7 +92,8 @@ def replay_cmd(
 
     The manager is called before each assistant message, as an agent calls it before each request. At the end, a
     short table on standard error: requests, compactions, peak context tokens, the estimated cost with prompt
-    caching and the cache hit share (cached input tokens over input tokens). --report writes every request.
+    caching (the summarizer's input and output included, and shown apart), and the cache hit share (cached input
+    tokens over input tokens). --report writes every request.
     """
     from ..manager import ContextManager, UnknownModelError, summarizers_from_config
     from ..manager._replay import CountingSummarizer, Prices, replay_sync, request_indices
@@ -102,8 +110,12 @@ def replay_cmd(
     for name, value in (("--price-input", price_input), ("--price-cached", price_cached)):
         if value < 0:
             fail(f"{name} must not be negative, got {value}")
-    if price_summarizer is not None and price_summarizer < 0:
-        fail(f"--price-summarizer must not be negative, got {price_summarizer}")
+    for name, optional in (
+        ("--price-summarizer", price_summarizer),
+        ("--price-summarizer-output", price_summarizer_output),
+    ):
+        if optional is not None and optional < 0:
+            fail(f"{name} must not be negative, got {optional}")
     err = console(stderr=True)
     with logs_to(err), user_errors(file):
         config = config_from_env(strategy=strategy, summarizer=summarizer, base_url=base_url)
@@ -156,6 +168,9 @@ def replay_cmd(
             summarizer_input=price_summarizer
             if price_summarizer is not None
             else (0.0 if is_extractive else price_input),
+            summarizer_output=price_summarizer_output
+            if price_summarizer_output is not None
+            else (0.0 if is_extractive else 5 * price_input),
         )
         try:
             with progress_bar(err, "requests") as bar:

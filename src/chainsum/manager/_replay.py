@@ -13,9 +13,13 @@ target is 0): it throws away the provider's prompt cache for no reason.
 
 What each request costs, estimated with prompt caching: the longest common prefix of this request's messages and
 the previous request's (by identity, else equality) counts as cached input, the rest as fresh input, at the prices
-of `Prices` (USD per million tokens). Output tokens are not counted: they are the same whatever the manager does.
-Summarizer input is charged at `Prices.summarizer_input` in the request whose `prepare` called it. Token counts
-are the manager's own counter's: the sum of the messages plus the reply priming.
+of `Prices` (USD per million tokens). The model's output tokens are not counted: they are the same whatever the
+manager does. The summarizer's own work is: its input at `Prices.summarizer_input` and its output (the summaries
+it wrote, counted as text) at `Prices.summarizer_output`, charged in the request whose `prepare` called it and
+reported apart (`TurnReport.summarizer_cost_usd`) as well as in the cost, so that a setting that compacts less
+often but summarizes more at once is weighed with what its summaries cost (0 for the extractive summarizer, which
+calls no model, and shown as 0). Token counts are the manager's own counter's: the sum of the messages plus the
+reply priming.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
+
+from pydantic import BaseModel
 
 from .._sync import sync_version
 from ..messages import Message
@@ -43,12 +49,14 @@ ProgressFn = Callable[[int, int], None]
 
 @dataclass(slots=True)
 class CountingSummarizer:
-    """Wraps a summarizer, counting its calls and the tokens of the transcripts it was given."""
+    """Wraps a summarizer, counting its calls, the tokens of the transcripts it was given and of what it answered."""
 
     inner: AnySummarizer
     counter: TokenCounter
     calls: int = 0
     input_tokens: int = 0
+    output_tokens: int = 0
+    """Tokens of the answers: the text, or the JSON text of a structured summary (what a model would have written)."""
 
     async def __call__(self, transcript: str) -> Any:
         self.calls += 1
@@ -56,12 +64,24 @@ class CountingSummarizer:
         result: object = self.inner(transcript)
         if inspect.isawaitable(result):
             result = await cast("Awaitable[object]", result)
+        self.output_tokens += self.counter.count_text(_answer_text(result))
         return result
+
+
+def _answer_text(result: object) -> str:
+    """The text a summarizer answered: a string as it is, a structured summary (a pydantic model) as its JSON,
+    anything else as ``str`` (the manager rejects what it cannot use, but the call was made and its output paid
+    for)."""
+    if isinstance(result, str):
+        return result
+    if isinstance(result, BaseModel):
+        return result.model_dump_json()
+    return str(result)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Prices:
-    """USD per million input tokens. The defaults are round examples, not any provider's current price list."""
+    """USD per million tokens. The defaults are round examples, not any provider's current price list."""
 
     input: float = 3.00
     """Fresh (uncached) prompt tokens."""
@@ -69,6 +89,8 @@ class Prices:
     """Prompt tokens read from the provider's prompt cache."""
     summarizer_input: float = 0.0
     """Tokens sent to the summarizer (0: the extractive summarizer calls no model)."""
+    summarizer_output: float = 0.0
+    """Tokens the summarizer wrote (0: the extractive summarizer calls no model)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,6 +115,7 @@ class TurnReport:
     summarizer_calls: int
     summarizer_input_tokens: int
     cost_usd: float
+    """The request with prompt caching, and the summarizer calls its `prepare` made (`summarizer_cost_usd`)."""
     valid: bool | None
     """Valid for the provider's rules (None when the replay was told not to check)."""
     over_window: bool
@@ -102,6 +125,9 @@ class TurnReport:
     """Archive ids of the originals recalled into this request."""
     prefix_break: bool = False
     """Not the previous request plus new messages, and no compaction either (see the module docstring)."""
+    summarizer_output_tokens: int = 0
+    summarizer_cost_usd: float = 0.0
+    """What the summarizer calls of this request cost (input and output priced; part of `cost_usd`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +141,8 @@ class TurnReport:
             "record_ids": list(self.record_ids),
             "summarizer_calls": self.summarizer_calls,
             "summarizer_input_tokens": self.summarizer_input_tokens,
+            "summarizer_output_tokens": self.summarizer_output_tokens,
+            "summarizer_cost_usd": round(self.summarizer_cost_usd, 8),
             "cost_usd": round(self.cost_usd, 8),
             "valid": self.valid,
             "over_window": self.over_window,
@@ -151,12 +179,15 @@ class ReplayReport:
             "failures": self.failures,
             "summarizer_calls": sum(x.summarizer_calls for x in t),
             "summarizer_input_tokens": sum(x.summarizer_input_tokens for x in t),
+            "summarizer_output_tokens": sum(x.summarizer_output_tokens for x in t),
             "max_context_tokens": max((x.context_tokens for x in t), default=0),
             "input_tokens": sent,
             "cached_input_tokens": cached,
             # what the provider's prompt cache could serve: a compaction, or any earlier change, resets it
             "cache_hit_share": round(cached / sent, 6) if sent else None,
             "cost_usd": round(sum(x.cost_usd for x in t), 8),
+            # of which the summarizer's calls (0 with the extractive summarizer, which calls no model)
+            "summarizer_cost_usd": round(sum(x.summarizer_cost_usd for x in t), 8),
             "over_window": sum(x.over_window for x in t),
             # requests that rewrote what was sent before without compacting: each one a prompt cache thrown away
             "prefix_breaks": sum(x.prefix_break for x in t),
@@ -177,6 +208,7 @@ class ReplayReport:
                 "input": self.prices.input,
                 "cached": self.prices.cached,
                 "summarizer_input": self.prices.summarizer_input,
+                "summarizer_output": self.prices.summarizer_output,
             },
             "turns": [x.to_dict() for x in self.turns],
             "totals": self.totals(),
@@ -251,6 +283,7 @@ async def replay(
         pos = cut
         calls0 = counting.calls if counting else 0
         tokens0 = counting.input_tokens if counting else 0
+        out0 = counting.output_tokens if counting else 0
         started = time.perf_counter()
         prepared = await manager.prepare(history)
         seconds = time.perf_counter() - started
@@ -266,7 +299,9 @@ async def replay(
         cached = min(context, tokens.total(sent[:k])) if k else 0
         s_calls = (counting.calls - calls0) if counting else 0
         s_tokens = (counting.input_tokens - tokens0) if counting else 0
-        cost = ((context - cached) * prices.input + cached * prices.cached + s_tokens * prices.summarizer_input) / 1e6
+        s_out = (counting.output_tokens - out0) if counting else 0
+        s_cost = (s_tokens * prices.summarizer_input + s_out * prices.summarizer_output) / 1e6
+        cost = ((context - cached) * prices.input + cached * prices.cached) / 1e6 + s_cost
         turns.append(
             TurnReport(
                 request=n,
@@ -285,6 +320,8 @@ async def replay(
                 seconds=seconds,
                 recalled=prepared.recalled,
                 prefix_break=bool(previous) and k < len(previous) and not prepared.rewritten,
+                summarizer_output_tokens=s_out,
+                summarizer_cost_usd=s_cost,
             )
         )
         if adopt:
