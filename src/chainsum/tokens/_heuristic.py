@@ -11,6 +11,11 @@ _SHORT = 40
 """Strings up to this length (roles, tool names, ids, short replies) are memoized by value: they recur constantly
 and the fixed cost of the class passes dominates their estimate."""
 _SHORT_CACHE = 4096
+_LONG_CACHE_CHARS = 8_000_000
+"""Longer strings are memoized too, up to this many characters in all: a client that resends its history sends the
+same tool output again in a new message object (Claude Code moves its ``cache_control`` marker to the newest
+message on every request, so the message before it reads as changed), and hashing a string costs a hundredth of
+its class passes."""
 
 
 class HeuristicCounter(CachedCounter):
@@ -27,10 +32,21 @@ class HeuristicCounter(CachedCounter):
         self._weights = self.coefficients.as_tuple()
         self.name = "heuristic"
         self._short: dict[str, int] = {}
+        self._long: dict[str, int] = {}
+        self._long_chars = 0
 
     def count_text(self, text: str) -> int:
         if len(text) > _SHORT:
-            return estimate_text(text, self._weights)
+            n = self._long.get(text)
+            if n is None:
+                n = estimate_text(text, self._weights)
+                if self._long_chars + len(text) > _LONG_CACHE_CHARS:  # crude bound, as for the short ones
+                    self._long.clear()
+                    self._long_chars = 0
+                if len(text) <= _LONG_CACHE_CHARS:
+                    self._long[text] = n
+                    self._long_chars += len(text)
+            return n
         n = self._short.get(text)
         if n is None:
             n = estimate_text(text, self._weights)
@@ -42,3 +58,5 @@ class HeuristicCounter(CachedCounter):
     def clear_cache(self) -> None:
         super().clear_cache()
         self._short.clear()
+        self._long.clear()
+        self._long_chars = 0
