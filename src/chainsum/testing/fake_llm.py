@@ -1,8 +1,12 @@
 """A scripted fake LLM provider on loopback, shipped so users can test their summarizer wiring without a real API.
 
 `FakeLLMServer` is a real HTTP server on ``127.0.0.1`` (a free port, a background thread) that speaks just enough of
-two wire protocols for a summarizer: OpenAI Chat Completions (``POST /v1/chat/completions``, also what vLLM, Ollama,
-OpenRouter and LiteLLM's OpenAI-compatible route speak) and Anthropic Messages (``POST /v1/messages``). The real
+the providers' wire protocols for a summarizer: OpenAI Chat Completions (``POST /v1/chat/completions``, also what
+vLLM, Ollama, OpenRouter and LiteLLM's OpenAI-compatible route speak), the Responses API (``POST /v1/responses``),
+Anthropic Messages (``POST /v1/messages``), Bedrock Converse (``POST /model/{modelId}/converse``: point boto3 at
+`FakeLLMServer.base_url` with ``endpoint_url`` or ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``) and Gemini
+``generateContent`` (``POST /v1beta/models/{model}:generateContent``: the ``google-genai`` SDK's
+``HttpOptions(base_url=...)``). Each dialect's answers are rendered in `_fake_dialects` and `_fake_cloud`. The real
 SDKs talk to it over real sockets, so their timeouts, status handling and JSON parsing are exercised as in
 production; a mock object would test only our guesses about them.
 
@@ -25,9 +29,23 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Literal, TypeAlias, assert_never, cast
+from typing import cast
 
-from ._fake_stream import anthropic_events, models_list, openai_chunks, responses_answer, responses_events
+from ._fake_dialects import STREAMING_DIALECTS, Dialect, render, route
+from ._fake_replies import (
+    FakeEmpty,
+    FakeMalformed,
+    FakeRateLimit,
+    FakeRefusal,
+    FakeReply,
+    FakeStall,
+    FakeStatus,
+    FakeText,
+    FakeWrongShape,
+    HttpReply,
+    json_reply,
+)
+from ._fake_stream import anthropic_events, models_list, openai_chunks, responses_events
 
 __all__ = [
     "FakeEmpty",
@@ -45,89 +63,13 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Dialect: TypeAlias = Literal["openai", "anthropic", "responses"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeText:
-    """A successful completion whose text is `text`."""
-
-    kind: Literal["text"] = "text"
-    text: str = "A fake summary."
-    """The assistant text; also the summary a summarizer should return (after stripping)."""
-    delay_s: float = 0.0
-    """When the request asks to stream: the pause before each streamed chunk (a slow model)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeRateLimit:
-    """HTTP 429 in the provider's error format."""
-
-    kind: Literal["rate_limit"] = "rate_limit"
-    retry_after: str | None = None
-    """The ``retry-after`` header as sent (delay seconds or an HTTP date); None sends no header."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeStall:
-    """Accept the request and send nothing for `seconds`, to trip a client timeout. Closing the server ends the
-    stall early, so a test never waits the full time on shutdown."""
-
-    kind: Literal["stall"] = "stall"
-    seconds: float = 5.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeStatus:
-    """An error status (500 by default) with a provider-style JSON error body."""
-
-    kind: Literal["status"] = "status"
-    status: int = 500
-    message: str = "internal error"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeEmpty:
-    """A well-formed success with no text: whitespace content, or (with `no_content`) no choices / no blocks."""
-
-    kind: Literal["empty"] = "empty"
-    no_content: bool = False
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeMalformed:
-    """HTTP 200, ``application/json``, and a body that is not JSON."""
-
-    kind: Literal["malformed"] = "malformed"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeWrongShape:
-    """HTTP 200 with valid JSON of the wrong shape (``choices`` / ``content`` is a string, not a list)."""
-
-    kind: Literal["wrong_shape"] = "wrong_shape"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FakeRefusal:
-    """The model declined: OpenAI's ``message.refusal`` with ``finish_reason: content_filter``, Anthropic's
-    ``stop_reason: refusal``."""
-
-    kind: Literal["refusal"] = "refusal"
-
-
-FakeReply: TypeAlias = (
-    FakeText | FakeRateLimit | FakeStall | FakeStatus | FakeEmpty | FakeMalformed | FakeWrongShape | FakeRefusal
-)
-"""One scripted answer to one request."""
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReceivedRequest:
     """A request as the fake server received it."""
 
     path: str
-    """The URL path, e.g. ``/v1/chat/completions``."""
+    """The URL path, e.g. ``/v1/chat/completions`` (as sent: Bedrock's model id stays percent-encoded)."""
     headers: dict[str, str]
     """Header names lower-cased."""
     json: object
@@ -136,101 +78,8 @@ class ReceivedRequest:
     """The query string, without its ``?`` (e.g. Azure's ``api-version=...``)."""
     raw: bytes = b""
     """The body as received, byte for byte (what a proxy promises to forward untouched)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Response:
-    status: int
-    body: bytes
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-_PATHS: dict[str, Dialect] = {
-    "/v1/chat/completions": "openai",
-    "/chat/completions": "openai",
-    "/v1/messages": "anthropic",
-    "/v1/responses": "responses",
-    "/responses": "responses",
-}
-
-
-def _json_response(status: int, payload: object, headers: tuple[tuple[str, str], ...] = ()) -> _Response:
-    return _Response(status, json.dumps(payload).encode(), headers)
-
-
-def _error(dialect: Dialect, status: int, kind: str, message: str) -> object:
-    if dialect != "anthropic":
-        return {"error": {"message": message, "type": kind, "param": None, "code": None}}
-    return {"type": "error", "error": {"type": kind, "message": message}}
-
-
-def _openai_completion(model: str, content: str | None, *, refusal: str | None = None, finish: str = "stop") -> object:
-    message: dict[str, object] = {"role": "assistant", "content": content, "refusal": refusal}
-    return {
-        "id": "chatcmpl-fake",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
-
-
-def _anthropic_message(model: str, blocks: list[object], stop_reason: str = "end_turn") -> object:
-    return {
-        "id": "msg_fake",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": blocks,
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 5},
-    }
-
-
-def _success(dialect: Dialect, model: str, text: str) -> _Response:
-    if dialect == "openai":
-        return _json_response(200, _openai_completion(model, text))
-    if dialect == "responses":
-        return _json_response(200, responses_answer(model, text))
-    return _json_response(200, _anthropic_message(model, [{"type": "text", "text": text}]))
-
-
-def _render(reply: FakeReply, dialect: Dialect, model: str) -> _Response:
-    """The HTTP response for one scripted reply (stalls are handled before this is called)."""
-    match reply:
-        case FakeText():
-            return _success(dialect, model, reply.text)
-        case FakeRateLimit():
-            headers = (("retry-after", reply.retry_after),) if reply.retry_after is not None else ()
-            return _json_response(429, _error(dialect, 429, "rate_limit_error", "rate limited"), headers)
-        case FakeStatus():
-            return _json_response(reply.status, _error(dialect, reply.status, "api_error", reply.message))
-        case FakeEmpty():
-            if dialect != "anthropic":
-                payload = cast(dict[str, object], _openai_completion(model, "  \n"))
-                if reply.no_content:
-                    payload["choices"] = []
-                return _json_response(200, payload)
-            blocks: list[object] = [] if reply.no_content else [{"type": "text", "text": " \n "}]
-            return _json_response(200, _anthropic_message(model, blocks))
-        case FakeMalformed():
-            return _Response(
-                200, b'{"choices": [{"message": {"content": "trunc', (("content-type", "application/json"),)
-            )
-        case FakeWrongShape():
-            key = "content" if dialect == "anthropic" else "choices"
-            return _json_response(200, {"id": "x", "model": model, key: "not a list"})
-        case FakeRefusal():
-            if dialect != "anthropic":
-                completion = _openai_completion(model, None, refusal="I can't help with that.", finish="content_filter")
-                return _json_response(200, completion)
-            return _json_response(200, _anthropic_message(model, [], stop_reason="refusal"))
-        case FakeStall():  # pragma: no cover - the handler stalls before rendering
-            return _json_response(504, _error(dialect, 504, "timeout", "stalled"))
-        case _:
-            assert_never(reply)
+    model: str = ""
+    """The model the request asked for: the body's ``model``, or the one in the path (Bedrock, Gemini)."""
 
 
 class _Server(ThreadingHTTPServer):
@@ -308,7 +157,9 @@ class FakeLLMServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:PORT``: the root, what the Anthropic SDK takes as ``base_url``."""
+        """``http://127.0.0.1:PORT``: the root, what the Anthropic SDK takes as ``base_url``, boto3 as
+        ``endpoint_url`` (or ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``), ``google-genai`` as
+        ``HttpOptions(base_url=...)``."""
         return f"http://127.0.0.1:{self.port}"
 
     @property
@@ -330,6 +181,10 @@ class FakeLLMServer:
 
     def _stall(self, seconds: float) -> None:
         self._closing.wait(seconds)
+
+
+def _as_object(payload: object) -> dict[str, object]:
+    return cast(dict[str, object], payload) if isinstance(payload, dict) else {}
 
 
 def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
@@ -354,41 +209,39 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             with server._lock:  # pyright: ignore[reportPrivateUsage]
                 server.requests.append(ReceivedRequest(path=path, headers=headers, json=None, query=query))
             if path in ("/v1/models", "/models"):
-                self._send(_json_response(200, models_list()))
+                self._send(json_reply(200, models_list()))
             else:
-                self._send(_json_response(404, {"error": {"message": f"no route {path}"}}))
+                self._send(json_reply(404, {"error": {"message": f"no route {path}"}}))
 
         def _serve(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             raw = self.rfile.read(length) if length else b""
             try:
-                payload = cast(object, json.loads(raw)) if raw else None
+                payload: object = cast(object, json.loads(raw)) if raw else None
             except ValueError:
                 payload = None
             headers = {name.lower(): value for name, value in self.headers.items()}
             path, _, query = self.path.partition("?")
-            received = ReceivedRequest(path=path, headers=headers, json=payload, query=query, raw=raw)
+            found = route(path)
+            body = _as_object(payload)
+            model = found.model if found is not None and found.model is not None else str(body.get("model", ""))
+            received = ReceivedRequest(path=path, headers=headers, json=payload, query=query, raw=raw, model=model)
             reply = server._next(received)  # pyright: ignore[reportPrivateUsage]
-            dialect = _PATHS.get(path)
-            if dialect is None:
-                self._send(_json_response(404, {"error": {"message": f"no route {path}"}}))
+            if found is None:
+                self._send(json_reply(404, {"error": {"message": f"no route {path}"}}))
                 return
             if isinstance(reply, FakeStall):
                 server._stall(reply.seconds)  # pyright: ignore[reportPrivateUsage]
                 return  # send nothing; the connection just closes
-            model = ""
-            stream = False
-            if isinstance(payload, dict):
-                model = str(cast(dict[str, object], payload).get("model", ""))
-                stream = cast(dict[str, object], payload).get("stream") is True
-            if stream and isinstance(reply, FakeText):
-                self._stream(reply, dialect, model)
+            if body.get("stream") is True and isinstance(reply, FakeText) and found.dialect in STREAMING_DIALECTS:
+                self._stream(reply, found.dialect, model)
                 return
-            self._send(_render(reply, dialect, model))
+            self._send(render(reply, found.dialect, model))
 
         def _stream(self, reply: FakeText, dialect: Dialect, model: str) -> None:
-            render = {"openai": openai_chunks, "anthropic": anthropic_events, "responses": responses_events}[dialect]
-            frames = render(model, reply.text)
+            frames = {"openai": openai_chunks, "anthropic": anthropic_events, "responses": responses_events}[dialect](
+                model, reply.text
+            )
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("cache-control", "no-cache")
@@ -408,7 +261,7 @@ def _make_handler(server: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             with server._lock:  # pyright: ignore[reportPrivateUsage]
                 server.completed_streams += 1
 
-        def _send(self, response: _Response) -> None:
+        def _send(self, response: HttpReply) -> None:
             self.send_response(response.status)
             names = {name.lower() for name, _ in response.headers}
             if "content-type" not in names:

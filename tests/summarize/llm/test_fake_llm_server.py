@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from chainsum.testing.fake_llm import FakeLLMServer, FakeStall, FakeText
+from chainsum.testing.fake_llm import FakeLLMServer, FakeRateLimit, FakeStall, FakeStatus, FakeText
 
 
 def post(url: str, payload: object) -> tuple[int, object]:
@@ -49,3 +49,47 @@ def test_closing_ends_a_stall() -> None:
     server.close()
     with pytest.raises(RuntimeError, match="not started"):
         _ = server.port
+
+
+def test_bedrock_and_gemini_routes_take_the_model_from_the_path() -> None:
+    with FakeLLMServer(default=FakeText(text="hello")) as server:
+        _, converse = post(server.base_url + "/model/us.amazon.nova-micro-v1%3A0/converse", {"messages": []})
+        _, gemini = post(server.base_url + "/v1beta/models/gemini-test:generateContent", {"contents": []})
+        _, vertex = post(
+            server.base_url + "/v1beta1/projects/p/locations/l/publishers/google/models/gemini-v:generateContent", {}
+        )
+    assert isinstance(converse, dict) and isinstance(gemini, dict) and isinstance(vertex, dict)
+    assert converse["output"]["message"]["content"] == [{"text": "hello"}]
+    assert converse["stopReason"] == "end_turn"
+    assert gemini["candidates"][0]["content"]["parts"] == [{"text": "hello"}]
+    assert (gemini["modelVersion"], vertex["modelVersion"]) == ("gemini-test", "gemini-v")
+    assert [r.model for r in server.requests] == ["us.amazon.nova-micro-v1:0", "gemini-test", "gemini-v"]
+
+
+def test_errors_carry_each_providers_name_for_them() -> None:
+    request_headers: dict[str, str] = {}
+    with FakeLLMServer() as server:
+        server.script(FakeStatus(status=403), FakeStatus(status=403), FakeRateLimit(retry_after="2"))
+        request = urllib.request.Request(server.base_url + "/model/m/converse", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request, timeout=5)
+        with caught.value:
+            request_headers = dict(caught.value.headers.items())
+            bedrock_body = json.loads(caught.value.read())
+        status, gemini = post(server.base_url + "/v1beta/models/g:generateContent", {})
+        limited_status, limited = post(server.base_url + "/v1beta/models/g:generateContent", {})
+    assert request_headers["x-amzn-ErrorType"].startswith("AccessDeniedException:")
+    assert bedrock_body == {"message": "internal error"}
+    assert status == 403 and isinstance(gemini, dict)
+    assert gemini["error"]["status"] == "PERMISSION_DENIED"
+    assert limited_status == 429 and isinstance(limited, dict)
+    assert limited["error"]["details"] == [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}]
+
+
+def test_a_bedrock_stream_request_is_answered_whole() -> None:
+    # Bedrock and Gemini stream on paths of their own (converse-stream, streamGenerateContent), not served here
+    with FakeLLMServer() as server:
+        status, body = post(server.base_url + "/model/m/converse", {"stream": True})
+        missing, _ = post(server.base_url + "/model/m/converse-stream", {})
+    assert status == 200 and isinstance(body, dict) and "output" in body
+    assert missing == 404
