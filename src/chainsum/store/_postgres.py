@@ -73,6 +73,15 @@ class _PgTx:
         self._cur.execute(_q(sql), tuple(params))
         return self._cur.fetchall()
 
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        self._cur.executemany(_q(sql), [tuple(r) for r in rows])
+
+    def copy(self, table: LiteralString, columns: Sequence[LiteralString], rows: Sequence[Sequence[object]]) -> None:
+        """``COPY table (columns) FROM STDIN``: the fastest way in for many rows (one statement, streamed)."""
+        with self._cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
 
 class PostgresStore(SqlStore):
     """A store in a PostgreSQL database, in `schema` when given (created if missing) or the connection's default.
@@ -170,12 +179,19 @@ class PostgresStore(SqlStore):
     def _lock_session_writes(self, tx: Tx, session: str) -> None:
         tx.one("SELECT pg_advisory_xact_lock(?)", (lock_key("write", session),))
 
-    def _insert_archive_row(self, tx: Tx, row: tuple[str, str, int, str, str, str, int], text: str) -> None:
-        tx.execute(
-            "INSERT INTO archive (session, message_id, position, role, json, sha256, created_ms, search_text) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (*row, text),
-        )
+    def _insert_archive_rows(self, tx: Tx, rows: Sequence[tuple[str, str, int, str, str, str, int, str]]) -> None:
+        assert isinstance(tx, _PgTx)  # this backend's `_attempt` made it
+        columns: list[LiteralString] = [
+            "session",
+            "message_id",
+            "position",
+            "role",
+            "json",
+            "sha256",
+            "created_ms",
+            "search_text",
+        ]
+        tx.copy("archive", columns, rows)
 
     def _notify_event(self, tx: Tx, seq: int) -> None:
         # Delivered at commit, to every listening connection of the database (the channel name is one constant, so

@@ -77,6 +77,9 @@ class _SqliteTx:
         rows: list[Row] = self._conn.execute(sql, tuple(params)).fetchall()
         return rows
 
+    def many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        self._conn.executemany(sql, [tuple(r) for r in rows])
+
 
 class SQLiteStore(SqlStore):
     """A store in one SQLite file (or ``":memory:"``, private to this object).
@@ -151,14 +154,20 @@ class SQLiteStore(SqlStore):
     def _lock_session_writes(self, tx: Tx, session: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already serializes every writer of the file."""
 
-    def _insert_archive_row(self, tx: Tx, row: tuple[str, str, int, str, str, str, int], text: str) -> None:
-        inserted = tx.one(
+    def _insert_archive_rows(self, tx: Tx, rows: Sequence[tuple[str, str, int, str, str, str, int, str]]) -> None:
+        tx.many(
             "INSERT INTO archive (session, message_id, position, role, json, sha256, created_ms) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-            row,
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [r[:7] for r in rows],
         )
-        assert inserted is not None
-        tx.execute("INSERT INTO archive_fts (rowid, text) VALUES (?, ?)", (inserted[0], text))
+        # The search index is keyed by the rows' seq, which SQLite chose: read them back by position (unique in a
+        # session, and this write transaction is the file's only writer).
+        session, first, last = rows[0][0], rows[0][2], rows[-1][2]
+        seqs = tx.all(
+            "SELECT position, seq FROM archive WHERE session = ? AND position BETWEEN ? AND ?", (session, first, last)
+        )
+        seq_of = {int(r[0]): int(r[1]) for r in seqs}
+        tx.many("INSERT INTO archive_fts (rowid, text) VALUES (?, ?)", [(seq_of[r[2]], r[7]) for r in rows])
 
     def _delete_archive(self, tx: Tx, session: str) -> None:
         tx.execute("DELETE FROM archive_fts WHERE rowid IN (SELECT seq FROM archive WHERE session = ?)", (session,))
