@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..chain import is_summary_message, message_depth, summary_text
 from ..messages import Message
 from ..store import canonical_json
+from ..summarize import SummarizerUsage
 from ..tokens import HeuristicCounter, TokenCounter
 
 __all__ = [
@@ -83,6 +84,9 @@ class SummarizationEvent:
     record_ids: tuple[str, ...] = ()
     """The summary records this compaction wrote (`chainsum.store.SummaryRecord.id`)."""
     summarizer_calls: int = 0
+    summarizer_usage: SummarizerUsage | None = None
+    """Tokens the summarizers' models reported for this compaction's calls, failed ones included; None when no
+    summarizer reported any (the extractive summarizer calls no model)."""
     errors: tuple[str, ...] = ()
     """Summarizer failures on the way (a later summarizer, or the model-free path, then did the work)."""
     over_window: bool = False
@@ -146,6 +150,8 @@ class SummarizationFailedEvent:
     duration_s: float = 0.0
     session_id: str = ""
     timestamp: str = ""
+    summarizer_usage: SummarizerUsage | None = None
+    """Tokens the summarizers' models reported for the failed calls (a provider bills a rejected answer too)."""
     kind: Literal["failed"] = "failed"
 
 

@@ -43,6 +43,7 @@ from ..formats import output_target
 from ..messages import Message
 from ..store import Archive, MemoryArchive, SummaryRecord
 from ..strategies import AutoStrategy, Strategy, StrategyOptions, TailGuard, strategy_named
+from ..summarize import SummarizerUsage
 from ..tokens import HeuristicCounter, TiktokenCounter, TokenCounter
 from ._build import build_record, removed_messages
 from ._codec import Codec, alternating
@@ -735,7 +736,14 @@ class ContextManager:
         if len(final) == len(source) and all(a is b for a, b in zip(final, source, strict=True)):
             if last_error is not None:
                 return await self._failed(
-                    frame, reason, str(last_error), last_error.kind, last_error, tokens_before, started
+                    frame,
+                    reason,
+                    str(last_error),
+                    last_error.kind,
+                    last_error,
+                    tokens_before,
+                    started,
+                    usage=chain.usage.total,
                 )
             self._write_state(replace(state, count_after=self._n_out()))
             logger.debug("session=<%s> | nothing to compact", self.session)
@@ -803,6 +811,7 @@ class ContextManager:
             timestamp=datetime.now(UTC).isoformat(),
             record_ids=(record.id,),
             summarizer_calls=chain.calls,
+            summarizer_usage=chain.usage.total,
             errors=tuple(str(e) for e in errors),
             over_window=tokens_after > self.window,
             request_tokens_before=prepared.tokens_before,
@@ -822,6 +831,8 @@ class ContextManager:
         error: SummarizerError | None,
         tokens_before: int,
         started: float,
+        *,
+        usage: SummarizerUsage | None = None,
     ) -> Prepared[Any]:
         """Fail open (or raise with ``abort_on_failure``): the mapped input comes back, the cooldown starts, an event
         says why."""
@@ -843,6 +854,7 @@ class ContextManager:
             duration_s=time.perf_counter() - started,
             session_id=self.session,
             timestamp=datetime.now(UTC).isoformat(),
+            summarizer_usage=usage,
         )
         await self.events.emit(event)
         if aborting and error is not None:

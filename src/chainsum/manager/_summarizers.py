@@ -17,12 +17,15 @@
   hangs is abandoned (a plain function runs in a worker thread, so even one that never returns cannot block the
   event loop) and counts as a transport failure;
 - a bound on size: a summary that is not smaller than what it summarizes is a failure (kind ``too_long``), not a
-  result, so the next summarizer, or the model-free path, follows.
+  result, so the next summarizer, or the model-free path, follows;
+- usage: what the summarizers' models reported (`chainsum.summarize.report_usage`) during the pass adds up in
+  `usage`, failed calls included.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import logging
 import threading
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ..errors import SummarizerError
-from ..summarize import SummarizerLike, call_summarizer
+from ..summarize import SummarizerLike, UsageMeter, call_summarizer, metering
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -69,9 +72,11 @@ _INSTRUCTION_TOKENS = 250
 
 
 async def _in_thread(fn: Callable[[str], object], text: str) -> object:
-    """`fn(text)` in a daemon thread. Not the loop's default executor: a call that never returns would make the
-    loop's shutdown wait for it for ever; a daemon thread is simply left behind."""
+    """`fn(text)` in a daemon thread, in a copy of the caller's context (so what it reports reaches the pass's
+    usage meter). Not the loop's default executor: a call that never returns would make the loop's shutdown wait
+    for it for ever; a daemon thread is simply left behind."""
     loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
     future: asyncio.Future[object] = loop.create_future()
 
     def deliver(ok: bool, value: object) -> None:
@@ -84,7 +89,7 @@ async def _in_thread(fn: Callable[[str], object], text: str) -> object:
 
     def work() -> None:
         try:
-            ok, value = True, fn(text)
+            ok, value = True, context.run(fn, text)
         except BaseException as exc:  # handed to the awaiting task, which reports it
             ok, value = False, exc
         try:
@@ -149,6 +154,8 @@ class SummarizerChain:
     hung: set[int] = field(default_factory=set[int])
     """Summarizers (by index) that let a call run into the timeout during this pass: not called again in it, so
     one `prepare` waits for a hanging summarizer once, not once per summary its plan needs."""
+    usage: UsageMeter = field(default_factory=UsageMeter)
+    """Tokens the summarizers' models reported during this pass (`chainsum.summarize.report_usage`)."""
 
     async def _one(self, index: int, summarizer: AnySummarizer, transcript: str) -> str:
         async def adapted(text: str) -> str:
@@ -165,7 +172,8 @@ class SummarizerChain:
             return cast(str, result)  # call_summarizer checks the type
 
         try:
-            text = await asyncio.wait_for(call_summarizer(adapted, transcript), self.timeout_s)
+            with metering(self.usage):
+                text = await asyncio.wait_for(call_summarizer(adapted, transcript), self.timeout_s)
         except TimeoutError:
             self.hung.add(index)
             raise SummarizerError(f"no answer within {self.timeout_s:g} s", kind="transport") from None

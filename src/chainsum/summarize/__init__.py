@@ -17,6 +17,7 @@ from ._transcript import (
     render_consolidation,
     render_transcript,
 )
+from ._usage import SummarizerUsage, UsageMeter, metering, report_usage
 
 __all__ = [
     "TRANSCRIPT_INSTRUCTIONS",
@@ -28,18 +29,22 @@ __all__ = [
     "StructuredSummary",
     "Summarizer",
     "SummarizerLike",
+    "SummarizerUsage",
     "TranscriptBlock",
     "TranscriptCase",
+    "UsageMeter",
     "approx_tokens",
     "call_summarizer",
     "clip_body",
     "key_identifiers",
+    "metering",
     "parse_structured_summary",
     "parse_transcript",
     "parse_transcript_target",
     "render_body",
     "render_consolidation",
     "render_transcript",
+    "report_usage",
     "structured_instructions",
     "structured_summarizer",
     "summarize_chunked",
