@@ -1,0 +1,297 @@
+"""Cost benchmark: what a long agent session costs with prompt caching through chainsum and through the summarizing
+libraries it is compared with, and what each keeps of the session, in the same process, on the same requests.
+
+Run: ``uv run --with zrb --with langmem python bench/bench_cost.py`` (``--sessions 500,4500``, ``--window``,
+``--no-corpora``, ``--peers``). zrb and langmem are not project dependencies: without ``--with`` they are reported
+as not installed and left out.
+
+Workloads: generated coding-agent sessions (`chainsum.testing.sessions.agent_session`, OpenAI chat messages: tool
+output of 0.1 to 60 KB, planted ``ERR-nnnnn`` facts) of ``--sessions`` messages (500: 223 model requests, 4,500:
+about 2,000) at a ``--window`` (32K) window, and the Claude Code sessions of the shared corpora
+(``../shared/corpora``; skipped with a message when absent) at the same window. A model request happens before each
+assistant message (`chainsum.manager._replay.request_indices`); each library is given the messages since its last
+request and answers what it sends (`cost_peers`).
+
+Every library summarizes with the same fake summarizer (`cost_peers.FixedRatioSummary`: every tenth line of its
+input, so what it writes, and costs, grows with what it is given); chainsum is also shown with its own extractive
+summarizer (no model: its calls cost nothing). Printed per workload and library:
+
+- ``valid``: requests valid for the provider by chainsum's validator AND by the independent check here
+  (`independent_problems`: every tool call answered by its results before the next turn, no result without its
+  call, the first message after the system messages a user message);
+- ``compactions``: requests in which the summarizer was called; ``breaks``: requests that are not the previous
+  request plus new messages (each throws the provider's prompt cache away from the first changed message);
+- ``hit``: cached input tokens over input tokens (the cached part of a request: its longest common prefix with the
+  previous request, by value);
+- ``cost``: with caching, at $3 per million fresh input tokens, $0.30 cached, the summarizer's input at $3 and its
+  output at $15 (``summ.``: that part); tokens are `HeuristicCounter`'s of the canonical messages;
+- ``ids``: the share of the session's identifiers so far (`chainsum.testing.retention.identifiers`, the matcher
+  of ``bench_retention.py`` and ``bench_budget.py``, independent of the extractive summarizer's) present in a
+  request, averaged over every tenth request; ``facts``: the same for the planted ``ERR-nnnnn`` facts (generated
+  sessions only).
+
+Then the target: chainsum's cost at most that of the cheapest summarizing library whose requests all stay valid,
+keeping at least 3x its identifiers and facts. Every figure is measured in this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chainsum import formats, validate
+from chainsum.manager._replay import request_indices
+from chainsum.messages import Message, ToolCall, ToolResult
+from chainsum.testing import iter_documents
+from chainsum.testing.retention import identifiers, texts
+from chainsum.testing.sessions import agent_session
+from chainsum.tokens import HeuristicCounter
+from cost_peers import PEERS, Chainsum, Peer, drive, load_openai
+
+COUNTER = HeuristicCounter()
+PRICE_INPUT, PRICE_CACHED, PRICE_S_IN, PRICE_S_OUT = 3.00, 0.30, 3.00, 15.00
+FACT = re.compile(r"\bERR-\d{5}\b")
+
+
+@dataclass
+class Workload:
+    name: str
+    messages: list[Message]
+    provider: str
+    window: int
+
+
+@dataclass
+class Row:
+    name: str
+    requests: int = 0
+    invalid: int = 0
+    invalid_independent: int = 0
+    compactions: int = 0
+    breaks: int = 0
+    sent: int = 0
+    cached: int = 0
+    peak: int = 0
+    over: int = 0
+    cost: float = 0.0
+    summarizer_cost: float = 0.0
+    ids: float = 0.0
+    facts: float | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
+def independent_problems(messages: Sequence[Message]) -> int:
+    """Problems found without chainsum's rules: each assistant's tool calls answered, by id, by the tool messages
+    right after it; no tool result without its call; the first message after the system messages from the user."""
+    problems = 0
+    pending: set[str] = set()
+    first = next((m for m in messages if m.role != "system"), None)
+    if first is not None and first.role != "user":
+        problems += 1
+    for m in messages:
+        results = [p.call_id for p in m.parts if isinstance(p, ToolResult)]
+        if m.role == "tool" or (results and m.role == "user"):
+            for r in results:
+                if r not in pending:
+                    problems += 1
+                pending.discard(r)
+            continue
+        if pending:
+            problems += 1  # calls left unanswered before this message
+            pending = set()
+        if m.role == "assistant":
+            pending = {p.id for p in m.parts if isinstance(p, ToolCall)}
+    return problems + bool(pending and messages and messages[-1].role != "assistant")
+
+
+def _common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x is not y and x != y:
+            break
+        n += 1
+    return n
+
+
+def measure(work: Workload, peer: Peer) -> Row:
+    row = Row(peer.name)
+    cuts = request_indices(work.messages)
+    steps: list[tuple[Sequence[Message], int]] = []
+    pos = 0
+    for cut in cuts:
+        steps.append((work.messages[pos:cut], cut))
+        pos = cut
+    started = time.perf_counter()
+    calls: list[int] = []
+    original_request = peer.request
+
+    async def counted(new: Sequence[Message]) -> list[Message]:
+        out = await original_request(new)
+        calls.append(peer.summary.calls)
+        return out
+
+    peer.request = counted  # type: ignore[method-assign]
+    try:
+        requests = drive(peer, steps)
+    except Exception as exc:  # a library that fails on this workload: say so, go on with the others
+        row.error = f"{type(exc).__name__}: {exc}"[:160]
+        return row
+    row.seconds = time.perf_counter() - started
+    previous: list[Message] = []
+    memo: dict[int, tuple[Message, int]] = {}
+
+    def tokens(ms: Sequence[Message]) -> int:
+        total = 0
+        for m in ms:
+            hit = memo.get(id(m))
+            if hit is None or hit[0] is not m:
+                hit = (m, COUNTER.count_message(m))
+                memo[id(m)] = hit
+            total += hit[1]
+        return total
+
+    ids_kept: list[float] = []
+    facts_kept: list[float] = []
+    called = 0
+    for n, (sent, (_, cut)) in enumerate(zip(requests, steps, strict=True)):
+        row.requests += 1
+        row.invalid += bool(validate(sent, work.provider))
+        row.invalid_independent += bool(independent_problems(sent))
+        row.compactions += calls[n] > called
+        called = calls[n]
+        k = _common_prefix(sent, previous)
+        if previous and k < len(previous):
+            row.breaks += 1
+        size = tokens(sent)
+        cached = tokens(sent[:k])
+        row.sent += size
+        row.cached += cached
+        row.peak = max(row.peak, size)
+        row.over += size > work.window
+        row.cost += ((size - cached) * PRICE_INPUT + cached * PRICE_CACHED) / 1e6
+        if n % 10 == 9:
+            so_far = texts(work.messages[:cut])
+            out = texts(sent)
+            have = identifiers(so_far)
+            ids_kept.append(len(have & identifiers(out)) / max(1, len(have)))
+            planted = set(FACT.findall(so_far))
+            if planted:
+                facts_kept.append(len(planted & set(FACT.findall(out))) / len(planted))
+        previous = sent
+    s = peer.summary
+    row.summarizer_cost = (s.input_tokens * PRICE_S_IN + s.output_tokens * PRICE_S_OUT) / 1e6 if s.priced else 0.0
+    row.cost += row.summarizer_cost
+    row.ids = sum(ids_kept) / len(ids_kept) if ids_kept else 0.0
+    row.facts = sum(facts_kept) / len(facts_kept) if facts_kept else None
+    return row
+
+
+def workloads(sizes: Sequence[int], window: int, corpora: bool) -> list[Workload]:
+    out = [Workload(f"agent_session({n})", load_openai(agent_session(n)), "openai", window) for n in sizes if n > 0]
+    if corpora:
+        found = False
+        for doc in iter_documents(include_subagents=False):
+            if doc.label.startswith("claude-code/"):
+                found = True
+                out.append(Workload(doc.label, list(formats.load(doc.data, doc.format).messages), "anthropic", window))
+        if not found:
+            print("corpora: not found (../shared/corpora or $CHAINSUM_CORPORA); the Claude Code sessions are skipped")
+    return out
+
+
+def make_peers(work: Workload, names: Sequence[str]) -> list[Peer | tuple[str, str]]:
+    peers: list[Peer | tuple[str, str]] = [
+        Chainsum(work.window, work.provider),
+        Chainsum(work.window, work.provider, name="chainsum-extractive", extractive=True),
+    ]
+    for name in names:
+        try:
+            peers.append(PEERS[name](work.window, work.provider))
+        except ImportError as exc:
+            peers.append((name, f"not installed ({exc.name}): uv run --with {name} python bench/bench_cost.py"))
+        except Exception as exc:
+            peers.append((name, f"cannot be driven: {type(exc).__name__}: {exc}"))
+    return peers
+
+
+def print_rows(work: Workload, rows: list[Row]) -> None:
+    print(f"\n{work.name}: {len(request_indices(work.messages)):,} requests, {work.window:,}-token window")
+    print(
+        f"{'library':20} {'valid':>11} {'compactions':>11} {'breaks':>6} {'hit':>6} {'peak':>7} {'over':>4}"
+        f" {'cost':>9} {'summ.':>8} {'ids':>6} {'facts':>6} {'seconds':>7}"
+    )
+    for r in rows:
+        if r.error is not None:
+            print(f"{r.name:20} {r.error}")
+            continue
+        valid = r.requests - max(r.invalid, r.invalid_independent)
+        hit = r.cached / r.sent if r.sent else 0.0
+        facts = "-" if r.facts is None else f"{100 * r.facts:.1f}%"
+        flag = (
+            ""
+            if r.invalid == r.invalid_independent
+            else f" (chainsum {r.invalid}, independent {r.invalid_independent})"
+        )
+        print(
+            f"{r.name:20} {valid:5d}/{r.requests:<5d} {r.compactions:11d} {r.breaks:6d} {100 * hit:5.1f}%"
+            f" {r.peak:7,d} {r.over:4d} ${r.cost:8.4f} ${r.summarizer_cost:7.4f} {100 * r.ids:5.1f}% {facts:>6}"
+            f" {r.seconds:7.1f}{flag}"
+        )
+    _target(rows)
+
+
+def _target(rows: list[Row]) -> None:
+    ours = next((r for r in rows if r.name == "chainsum" and r.error is None), None)
+    peers = [r for r in rows if not r.name.startswith("chainsum") and r.error is None and r.requests]
+    valid = [r for r in peers if r.invalid == 0 and r.invalid_independent == 0]
+    if ours is None or not valid:
+        print("target: no summarizing library kept every request valid here" if ours else "")
+        return
+    best = min(valid, key=lambda r: r.cost)
+    ratio_ids = ours.ids / best.ids if best.ids else float("inf")
+    facts = ""
+    ok_facts = True
+    if ours.facts is not None and best.facts is not None:
+        ratio_facts = ours.facts / best.facts if best.facts else float("inf")
+        facts = f", facts {ratio_facts:.2f}x"
+        ok_facts = ratio_facts >= 3
+    ok = ours.cost <= best.cost and ours.ids >= 3 * best.ids and ok_facts
+    print(
+        f"target (cost <= the cheapest valid library's, >= 3x what it keeps): chainsum ${ours.cost:.4f} vs"
+        f" {best.name} ${best.cost:.4f} ({ours.cost / best.cost:.2f}x), identifiers {ratio_ids:.2f}x{facts}:"
+        f" {'met' if ok else 'NOT met'}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", default="500,4500", help="agent_session sizes in messages, comma-separated")
+    parser.add_argument("--window", type=int, default=32_000, help="context window in tokens")
+    parser.add_argument("--no-corpora", action="store_true", help="leave out the Claude Code sessions of the corpora")
+    parser.add_argument("--peers", default=",".join(PEERS), help=f"libraries to compare ({', '.join(PEERS)})")
+    args = parser.parse_args()
+    names = [p for p in args.peers.split(",") if p]
+    unknown = [p for p in names if p not in PEERS]
+    if unknown:
+        parser.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}")
+    sizes = [int(x) for x in args.sessions.split(",") if x]
+    print(
+        f"prices per million tokens: input ${PRICE_INPUT}, cached ${PRICE_CACHED}, summarizer input ${PRICE_S_IN},"
+        f" summarizer output ${PRICE_S_OUT}; one fake summarizer for all (every tenth line of its input)"
+    )
+    for work in workloads(sizes, args.window, not args.no_corpora):
+        rows: list[Row] = []
+        for peer in make_peers(work, names):
+            if isinstance(peer, tuple):
+                rows.append(Row(peer[0], error=peer[1]))
+                continue
+            rows.append(measure(work, peer))
+        print_rows(work, rows)
+
+
+if __name__ == "__main__":
+    main()
