@@ -3,6 +3,8 @@ process serves the proxy and the API and stops cleanly; two worker processes on 
 
 from __future__ import annotations
 
+import os
+import re
 import socket
 import subprocess
 import sys
@@ -32,11 +34,51 @@ def serve(*args: str) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
-def test_refuses_a_public_address_without_a_token(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_auth_is_refused_beyond_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CHAINSUM_API_TOKEN", raising=False)
-    code, err = serve("--host", "0.0.0.0")
+    code, err = serve("--host", "0.0.0.0", "--no-auth")
     assert code == 2
-    assert err.strip().count("\n") == 0 and "refusing" in err and "--insecure" in err
+    assert err.strip().count("\n") == 0 and "--no-auth with --host 0.0.0.0: refused beyond loopback" in err
+    code, err = serve("--allowed-host", "http://x/")
+    assert code == 2 and "--allowed-host 'http://x/'" in err and err.strip().count("\n") == 0
+
+
+def test_closed_by_default_the_token_is_printed_once_and_never_logged(tmp_path: Path) -> None:
+    """No CHAINSUM_API_TOKEN: ``chainsum serve`` makes one and prints the page's URL with it; the API needs it;
+    opening that URL (logged by uvicorn at INFO) does not put the token in the log."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHAINSUM_")}
+    log = tmp_path / "serve.log"
+    cmd = [sys.executable, "-m", "chainsum", "serve", "--port", str(port), "--db", str(tmp_path / "c.db")]
+    with log.open("wb") as out:
+        proc = subprocess.Popen([*cmd, "--log-level", "info"], stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not (found := re.search(r"http://127\.0\.0\.1:\d+/\?token=([A-Za-z0-9_-]{40,})", log.read_text())):
+            assert time.monotonic() < deadline and proc.poll() is None, log.read_text()
+            time.sleep(0.1)
+        token, url = found.group(1), f"http://127.0.0.1:{port}"
+        while True:
+            try:
+                assert (
+                    httpx.get(f"{url}/?token={token}", timeout=2).status_code == 200
+                )  # the page, as a browser opens it
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        assert httpx.get(url + "/api/sessions").status_code == 401
+        listed = httpx.get(url + "/api/sessions", headers={"Authorization": f"Bearer {token}"})
+        assert listed.status_code == 200 and listed.json() == {"sessions": []}
+        assert httpx.get(url + "/healthz", headers={"Host": f"evil.example:{port}"}).status_code == 421
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    text = log.read_text()
+    assert text.count(token) == 1, text  # the console line, and no access-log line
+    assert "GET /?token=[redacted] HTTP/1.1" in text
 
 
 def test_bad_options_are_one_line_errors(monkeypatch: pytest.MonkeyPatch) -> None:

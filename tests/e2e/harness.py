@@ -56,15 +56,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+API_TOKEN = "e2e-admin-token"
+"""The admin token of the proxy the tests start (the server is closed by default)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Proxy:
     """A running ``chainsum serve``."""
 
     base_url: str
     log: Path
+    token: str = ""
+    """The admin token it was started with (`API_TOKEN`): the session API needs it."""
 
     def api(self, path: str) -> Any:
-        with urllib.request.urlopen(f"{self.base_url}{path}", timeout=10) as response:
+        request = urllib.request.Request(f"{self.base_url}{path}", headers={"Authorization": f"Bearer {self.token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
     def sessions(self) -> list[dict[str, Any]]:
@@ -100,6 +107,7 @@ def serve(tmp: Path, *, upstream: str, context_window: int, extra: Sequence[str]
         *extra,
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHAINSUM_", "SUMMARIZATION_"))}
+    env["CHAINSUM_API_TOKEN"] = API_TOKEN
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp)
     base = f"http://127.0.0.1:{port}"
@@ -113,7 +121,7 @@ def serve(tmp: Path, *, upstream: str, context_window: int, extra: Sequence[str]
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"chainsum serve did not start:\n{log.read_text()}") from None
                 time.sleep(0.1)
-        yield Proxy(base, log)
+        yield Proxy(base, log, API_TOKEN)
     finally:
         process.terminate()
         try:

@@ -8,6 +8,7 @@ import math
 import time
 from collections.abc import Callable, Generator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from playwright.sync_api import Browser, ConsoleMessage, Page, Response
@@ -69,15 +70,16 @@ def question(i: int) -> str:
 
 
 @contextlib.contextmanager
-def open_page(browser: Browser, url: str, **options: Any) -> Generator[tuple[Page, Watch]]:
-    """The page in a fresh browser context, closed before the server stops (its event stream would hold it)."""
+def open_page(browser: Browser, url: str, token: str | None = None, **options: Any) -> Generator[tuple[Page, Watch]]:
+    """The page in a fresh browser context, closed before the server stops (its event stream would hold it);
+    opened as ``chainsum serve`` prints it (``/?token=...``) when a `token` is given, else bare."""
     settings: dict[str, Any] = {"locale": "en-US", "viewport": {"width": 1400, "height": 1000}, **options}
     context = browser.new_context(**settings)
     try:
         page = context.new_page()
         page.set_default_timeout(10_000)
         watch = Watch(page)
-        page.goto(url + "/")
+        page.goto(url + "/" + (f"?token={quote(token)}" if token else ""))
         yield page, watch
     finally:
         context.close()

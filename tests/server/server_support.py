@@ -43,10 +43,20 @@ class Running:
     def openai_url(self) -> str:
         return self.url + "/v1"
 
+    @property
+    def token(self) -> str | None:
+        """The admin token of the running app (`ADMIN_TOKEN` unless the test gave another; None with no_auth)."""
+        token: str | None = self.app.state.chainsum.settings.api_token
+        return token
+
+    def auth(self, token: str | None = None) -> dict[str, str]:
+        """The ``Authorization`` header for `token` (the admin token when None; no header for "")."""
+        token = self.token if token is None else token
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
     def api(self, token: str | None = None) -> httpx.Client:
-        """A client of the session API (use it in a ``with`` block)."""
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        """A client of the session API (use it in a ``with`` block): the admin's when `token` is None, none for ""."""
+        return httpx.Client(base_url=self.url, headers=self.auth(token), timeout=30)
 
     def get(self, path: str, token: str | None = None) -> Any:
         """``GET path`` of the session API, its JSON (asserting a 200)."""
@@ -95,13 +105,18 @@ def serve_app(app: FastAPI) -> Iterator[Running]:
         thread.join(20)
 
 
+ADMIN_TOKEN = "test-admin-token"
+"""The admin token of the test apps (the server is closed by default: tests use a token they know)."""
+
+
 def settings_for(fake: FakeLLMServer | None, **overrides: Any) -> ServerSettings:
-    """Settings pointing both upstreams at the fake server (or at a closed port)."""
+    """Settings pointing both upstreams at the fake server (or at a closed port), with `ADMIN_TOKEN`."""
     base = fake.base_url if fake is not None else f"http://127.0.0.1:{free_port()}"
     values: dict[str, Any] = {
         "upstream": base + "/v1",
         "anthropic_upstream": base,
         "config": ManagerConfig(),
+        "api_token": ADMIN_TOKEN,
     }
     values.update(overrides)
     return ServerSettings(**values)

@@ -116,7 +116,7 @@ def test_the_event_stream_delivers_events_as_they_happen_and_replays_after_an_id
         connected = threading.Event()
 
         def listen() -> None:
-            with httpx.stream("GET", p.url + "/api/events", timeout=30) as r:
+            with httpx.stream("GET", p.url + "/api/events", headers=p.auth(), timeout=30) as r:
                 connected.set()
                 event, ident = "", ""
                 for line in r.iter_lines():
@@ -144,7 +144,7 @@ def test_the_event_stream_delivers_events_as_they_happen_and_replays_after_an_id
         assert event["message"].startswith("Context optimized: ") and 0 < event["contextCompressionRatio"] < 1
         # a client reconnecting after the first event gets the second again, and only for its session filter
         with httpx.stream(
-            "GET", p.url + f"/api/events?session={second}", headers={"Last-Event-ID": "0"}, timeout=30
+            "GET", p.url + f"/api/events?session={second}", headers={"Last-Event-ID": "0", **p.auth()}, timeout=30
         ) as r:
             for line in r.iter_lines():
                 if line.startswith("data: "):
@@ -184,7 +184,7 @@ def test_bad_query_parameters_are_named(fake: FakeLLMServer, store: SQLiteStore)
 def test_with_a_token_nothing_of_the_api_is_reachable_without_it(fake: FakeLLMServer, store: SQLiteStore) -> None:
     with proxy(fake, store, context_window=WINDOW, api_token="s3cret-token") as p:
         send(p, chat(3))
-        for token in (None, "wrong"):
+        for token in ("", "wrong"):
             with p.api(token) as api:
                 for method, path in (
                     ("GET", "/api/sessions"),
@@ -193,17 +193,26 @@ def test_with_a_token_nothing_of_the_api_is_reachable_without_it(fake: FakeLLMSe
                     ("DELETE", "/api/sessions/x"),
                     ("GET", "/api/summaries/x/originals"),
                 ):
-                    r = api.request(method, path)
+                    r = api.request(method, path, json={} if method == "POST" else None)
                     assert r.status_code == 401, (method, path)
                     assert r.json()["error"]["field"] == "authorization"
         assert len(p.get("/api/sessions", token="s3cret-token")["sessions"]) == 1
 
 
-def test_a_public_address_without_a_token_is_refused() -> None:
-    with pytest.raises(SettingsError, match=r"--host 0\.0\.0\.0: refusing"):
-        ServerSettings.from_env({}, host="0.0.0.0")
+def test_no_auth_is_refused_beyond_loopback_and_settings_name_what_is_wrong() -> None:
+    with pytest.raises(SettingsError, match=r"--no-auth with --host 0\.0\.0\.0: refused beyond loopback"):
+        ServerSettings.from_env({"CHAINSUM_NO_AUTH": "1"}, host="0.0.0.0")
     assert ServerSettings.from_env({"CHAINSUM_API_TOKEN": "t"}, host="0.0.0.0").api_token == "t"
-    assert ServerSettings.from_env({}, host="0.0.0.0", insecure=True).insecure
+    assert ServerSettings.from_env({}, host="0.0.0.0").api_token is None  # closed all the same: create_app makes one
+    assert ServerSettings.from_env({"CHAINSUM_NO_AUTH": "1"}, host="::1").no_auth
+    with pytest.raises(SettingsError, match="--no-auth and CHAINSUM_API_TOKEN"):
+        ServerSettings.from_env({"CHAINSUM_API_TOKEN": "t"}, no_auth=True)
+    with pytest.raises(SettingsError, match="CHAINSUM_NO_AUTH='maybe'"):
+        ServerSettings.from_env({"CHAINSUM_NO_AUTH": "maybe"})
+    hosts = ServerSettings.from_env({"CHAINSUM_ALLOWED_HOSTS": "chainsum.internal, box:9000"}).allowed_hosts
+    assert hosts == ("chainsum.internal", "box:9000")
+    with pytest.raises(SettingsError, match="--allowed-host 'http://x'"):
+        ServerSettings.from_env({}, allowed_hosts=("http://x",))
     with pytest.raises(SettingsError, match="CHAINSUM_MAX_BODY_BYTES"):
         ServerSettings.from_env({"CHAINSUM_MAX_BODY_BYTES": "big"})
     with pytest.raises(SettingsError, match="--workers above 1 needs a shared store"):

@@ -47,7 +47,7 @@ def test_concurrent_sessions_all_answered_inside_their_window(fake: FakeLLMServe
         counter = HeuristicCounter()
         for request in fake.requests:
             assert counter.count_messages(list(load(request.json["messages"], format="openai").messages)) <= WINDOW  # type: ignore[index]
-        metrics = httpx.get(p.url + "/metrics").text
+        metrics = httpx.get(p.url + "/metrics", headers=p.auth()).text
         served = re.search(r'chainsum_requests_total\{route="chat",status="200"\} (\d+)', metrics)
         assert served is not None and int(served.group(1)) == SESSIONS * TURNS
         compactions = sum(float(v) for v in re.findall(r"chainsum_compactions_total\{[^}]*\} (\S+)", metrics))

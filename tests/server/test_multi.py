@@ -86,7 +86,7 @@ def test_an_event_raised_on_one_instance_reaches_subscribers_of_the_other(
         connected = threading.Event()
 
         def listen() -> None:
-            with httpx.stream("GET", a.url + "/api/events", timeout=30) as r:
+            with httpx.stream("GET", a.url + "/api/events", headers=a.auth(), timeout=30) as r:
                 connected.set()
                 for line in r.iter_lines():
                     if line.startswith("data: "):

@@ -95,7 +95,7 @@ def test_one_compaction_shows_one_pair_everywhere(
             sid = response.headers["x-chainsum-session"]
         assert sid in wait_listed(run, sid)
 
-        with open_page(browser, run.url) as (page, watch):
+        with open_page(browser, run.url, run.token) as (page, watch):
             page.evaluate(f"location.hash = '#/s/{sid}'")
             expect(page.locator("#live")).to_have_attribute("data-state", "live")
             gauge = page.get_by_role("meter", name="Tokens in use against the window")
@@ -242,7 +242,7 @@ def test_masked_and_empty_records_are_not_called_summaries(
         assert all(r["tool_results"] > 0 and r["summary_tokens"] is None for r in records)
         empty = empty_session(store)
 
-        with open_page(browser, run.url) as (page, watch):
+        with open_page(browser, run.url, run.token) as (page, watch):
             page.evaluate(f"location.hash = '#/s/{sid}'")
             items = page.locator(".records .record")
             expect(items).to_have_count(len(records))

@@ -159,7 +159,7 @@ def test_a_crash_inside_chainsum_fails_open(
         r = post(p.openai_url + "/chat/completions", {"model": "gpt-4o", "messages": history})
         assert r.status_code == 200 and "unchanged" in r.headers["x-chainsum-error"]
         assert fake.requests[-1].json["messages"] == history  # type: ignore[index]
-        metrics = httpx.get(p.url + "/metrics").text
+        metrics = httpx.get(p.url + "/metrics", headers=p.auth()).text
         assert "chainsum_summarization_failures_total 1.0" in metrics
 
 

@@ -163,7 +163,7 @@ def test_a_history_chainsum_cannot_read_goes_upstream_untouched_and_says_so(
         assert [req.raw for req in fake.requests] == [raw, raw]  # the client's very bytes, both times
         session = first.headers["x-chainsum-session"]
         route = {"/v1/messages": "messages", "/v1/chat/completions": "chat", "/v1/responses": "responses"}[path]
-        metrics = httpx.get(p.url + "/metrics").text
+        metrics = httpx.get(p.url + "/metrics", headers=p.auth()).text
         assert f'chainsum_passthrough_total{{reason="unreadable-history",route="{route}"}} 2.0' in metrics
         events = events_of(p, session, "request_passthrough")
         time.sleep(0.2)  # a second event would have been published by now
@@ -243,7 +243,7 @@ def test_paths_chainsum_has_no_route_for_go_upstream_as_they_came(fake: FakeLLMS
         counted = post(p.url + "/v1/messages/count_tokens?beta=true", count, **{"anthropic-version": "2023-06-01"})
         embedded = post(p.openai_url + "/embeddings", {"model": "text-embedding-3-small", "input": "hi"})
         deleted = httpx.delete(p.openai_url + "/files/file-1", headers={"Authorization": "Bearer sk"})
-        metrics = httpx.get(p.url + "/metrics").text
+        metrics = httpx.get(p.url + "/metrics", headers=p.auth()).text
     assert [r.status_code for r in (counted, embedded, deleted)] == [404, 404, 501]
     assert all(r.headers["x-chainsum-passthrough"] == "unknown-route" for r in (counted, embedded, deleted))
     received = [(r.path, r.query) for r in fake.requests]  # the fake records no DELETE: its 501 is its answer

@@ -7,7 +7,8 @@ every uvicorn worker process, which imports the app on its own, is configured th
 from __future__ import annotations
 
 import os
-from typing import Annotated
+import secrets
+from typing import Annotated, cast
 
 import typer
 
@@ -41,8 +42,25 @@ def serve_cmd(
             help="Window for every request (else the model table, or the header).",
         ),
     ] = None,
-    insecure: Annotated[
-        bool, typer.Option("--insecure", help="Allow a non-loopback address without CHAINSUM_API_TOKEN.")
+    no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--no-auth",
+            help="No token: any local process or web page can read and delete every session. Loopback hosts only. "
+            "Env: CHAINSUM_NO_AUTH=1.",
+        ),
+    ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            metavar="NAME[:PORT]",
+            help="Also answer requests whose Host is NAME (repeatable; * for any); others get 421. "
+            "Env: CHAINSUM_ALLOWED_HOSTS (comma-separated).",
+        ),
+    ] = None,
+    public_metrics: Annotated[
+        bool, typer.Option("--public-metrics", help="/metrics without the token. Env: CHAINSUM_PUBLIC_METRICS=1.")
     ] = False,
     log_level: Annotated[str, typer.Option("--log-level", help="uvicorn log level.")] = "info",
 ) -> None:
@@ -65,16 +83,20 @@ def serve_cmd(
         "db": db,
         "postgres": postgres,
         "context_window": window or None,
+        "no_auth": no_auth or None,
+        "allowed_hosts": tuple(allowed_host) if allowed_host else None,
+        "public_metrics": public_metrics or None,
     }
     try:
-        settings = ServerSettings.from_env(None, host=host, port=port, workers=workers, insecure=insecure, **given)
+        settings = ServerSettings.from_env(None, host=host, port=port, workers=workers, **given)
     except (SettingsError, ValueError) as exc:
         fail(str(exc))
     # Checked: now hand the options to the worker processes, which read the environment.
     names = {**VARIABLES, "context_window": "SUMMARIZATION_CONTEXT_WINDOW"}
     for key, value in given.items():
         if value is not None:
-            os.environ[names[key]] = str(value)
+            os.environ[names[key]] = _env_text(value)
+    _announce(settings.host, settings.port, no_auth=settings.no_auth, token=settings.api_token)
     uvicorn.run(
         "chainsum.server._factory:app_from_env",
         factory=True,
@@ -87,3 +109,36 @@ def serve_cmd(
         # first, so it never sends a request on a connection the server is closing at that moment.
         timeout_keep_alive=65,
     )
+
+
+def _env_text(value: object) -> str:
+    """An option as its variable is written: a flag as ``1``, hosts comma-separated."""
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in cast(tuple[object, ...], value))
+    return "1" if value is True else str(value)
+
+
+def _announce(host: str, port: int, *, no_auth: bool, token: str | None) -> None:
+    """Say where the page is, on the console. Closed by default, like Jupyter: with no token configured, one is made
+    for this run, handed to the workers through ``CHAINSUM_API_TOKEN`` and printed here, once, in the page's URL (the
+    page keeps it and takes it out of the address bar); it is never logged."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}/"
+    if no_auth:
+        typer.echo(
+            f"chainsum serve: --no-auth: every local process and web page can read, compact and delete every "
+            f"session. The page: {url}",
+            err=True,
+        )
+        return
+    if token is None:
+        token = secrets.token_urlsafe(32)
+        os.environ["CHAINSUM_API_TOKEN"] = token
+        typer.echo(f"chainsum serve: open the page at {url}?token={token}", err=True)
+        typer.echo(
+            "  (a token made for this run; set CHAINSUM_API_TOKEN to choose one. A client's own API key opens "
+            "its own sessions.)",
+            err=True,
+        )
+        return
+    typer.echo(f"chainsum serve: the page is at {url} (it asks for CHAINSUM_API_TOKEN, or your own API key)", err=True)

@@ -2,14 +2,15 @@
 it, the summary-record chain, search over the archive, originals (verified), a manual compaction, the event
 stream, and a stateless ``compact``. Plus ``/healthz`` and ``/metrics``.
 
-With an API token configured, every ``/api/*`` call needs ``Authorization: Bearer <token>`` (compared in constant
-time). Every bad input gets a JSON error naming the field.
+Every ``/api/*`` call needs the admin token (every session) or a client's own API key (that client's sessions
+only; a session it does not own answers 404, as a missing one): `_access.caller_of`. ``/healthz`` is open (it says
+nothing of any session); ``/metrics`` needs the admin token unless `ServerSettings.public_metrics`. Every bad input
+gets a JSON error naming the field.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import time
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from ..errors import ChainsumError
 from ..manager import SummarizationEvent
 from ..messages import message_from_dict, message_to_dict
 from ..store import SessionInfo, StoredEvent, StoreError, UnknownSummaryError
+from ._access import Caller, caller_of
 from ._errors import ProxyError
 from ._state import AppState, state_of
 from ._stateless import compact_document
@@ -31,20 +33,18 @@ from ._views import context_entry, masked_ids, record_row
 __all__ = ["api", "open_routes"]
 
 
-def _authorized(request: Request) -> None:
-    token = state_of(request).settings.api_token
-    if not token:
-        return
-    given = request.headers.get("authorization", "")
-    scheme, _, value = given.partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(value.strip().encode(), token.encode()):
-        raise ProxyError(401, "missing or wrong API token: send Authorization: Bearer <token>", "authorization")
-
-
-api = APIRouter(prefix="/api", dependencies=[Depends(_authorized)])
+api = APIRouter(prefix="/api", dependencies=[Depends(caller_of)])
 open_routes = APIRouter()
 
 State = Annotated[AppState, Depends(state_of)]
+Who = Annotated[Caller, Depends(caller_of)]
+
+
+def _own(who: Caller, session: str) -> None:
+    """404 for a session the caller does not own: the same answer as for one that does not exist, so a client's
+    key cannot even learn which other sessions there are."""
+    if not who.owns(session):
+        raise ProxyError(404, f"no session {session!r}", "id")
 
 
 def _session_row(state: AppState, session: str, info: SessionInfo | None = None) -> dict[str, Any]:
@@ -76,13 +76,14 @@ def _session_row(state: AppState, session: str, info: SessionInfo | None = None)
 
 
 @api.get("/sessions")
-async def list_sessions(state: State) -> dict[str, Any]:
+async def list_sessions(state: State, who: Who) -> dict[str, Any]:
     infos = await asyncio.to_thread(state.store.sessions)
-    return {"sessions": [_session_row(state, i.session, i) for i in infos]}
+    return {"sessions": [_session_row(state, i.session, i) for i in infos if who.owns(i.session)]}
 
 
 @api.get("/sessions/{session}")
-async def get_session(session: str, state: State) -> dict[str, Any]:
+async def get_session(session: str, state: State, who: Who) -> dict[str, Any]:
+    _own(who, session)
     row = await asyncio.to_thread(_session_row, state, session)
     records = await asyncio.to_thread(state.store.records, session)
     info = await asyncio.to_thread(state.store.session_info, session)
@@ -102,7 +103,8 @@ async def get_session(session: str, state: State) -> dict[str, Any]:
 
 
 @api.get("/sessions/{session}/context")
-async def get_context(session: str, state: State) -> dict[str, Any]:
+async def get_context(session: str, state: State, who: Who) -> dict[str, Any]:
+    _own(who, session)
     live = state.sessions.get(session)
     if live is not None and live.last_items is not None:
         messages = live.manager.context()
@@ -134,8 +136,9 @@ async def get_context(session: str, state: State) -> dict[str, Any]:
 
 @api.get("/sessions/{session}/search")
 async def search(
-    session: str, state: State, q: Annotated[str, Query(min_length=1, max_length=1000)], limit: int = 20
+    session: str, state: State, who: Who, q: Annotated[str, Query(min_length=1, max_length=1000)], limit: int = 20
 ) -> dict[str, Any]:
+    _own(who, session)
     if not 1 <= limit <= 200:
         raise ProxyError(400, f"limit {limit}: expected 1 to 200", "limit")
     hits = await asyncio.to_thread(state.store.search, session, q, limit)
@@ -149,10 +152,11 @@ async def search(
 
 @api.get("/sessions/{session}/originals")
 async def session_originals(
-    session: str, state: State, ids: Annotated[str, Query(min_length=1, max_length=20000)]
+    session: str, state: State, who: Who, ids: Annotated[str, Query(min_length=1, max_length=20000)]
 ) -> dict[str, Any]:
     """Archived messages of the session by id (comma-separated, at most 200; those found, in the order asked),
     each verified against its SHA-256: what a recall block brought back, or a search hit in full."""
+    _own(who, session)
     wanted = [i for i in (part.strip() for part in ids.split(",")) if i]
     if not 1 <= len(wanted) <= 200:
         raise ProxyError(400, f"ids: expected 1 to 200 message ids, got {len(wanted)}", "ids")
@@ -169,7 +173,9 @@ async def session_originals(
 
 
 @api.get("/summaries/{summary}/originals")
-async def originals(summary: str, state: State) -> dict[str, Any]:
+async def originals(summary: str, state: State, who: Who) -> dict[str, Any]:
+    if not who.admin and not await asyncio.to_thread(_owns_summary, state, who, summary):
+        raise ProxyError(404, f"no summary {summary!r}", "id")
     try:
         messages = await asyncio.to_thread(state.store.expand, summary)
     except UnknownSummaryError:
@@ -179,8 +185,17 @@ async def originals(summary: str, state: State) -> dict[str, Any]:
     return {"id": summary, "verified": True, "messages": [message_to_dict(m) for m in messages]}
 
 
+def _owns_summary(state: AppState, who: Caller, summary: str) -> bool:
+    """Whether a record of one of the caller's sessions has this id (a record names no session of its own; a
+    client has few sessions, each with a short chain, and the admin never comes here)."""
+    return any(
+        r.id == summary for i in state.store.sessions() if who.owns(i.session) for r in state.store.records(i.session)
+    )
+
+
 @api.delete("/sessions/{session}")
-async def delete_session(session: str, state: State) -> dict[str, Any]:
+async def delete_session(session: str, state: State, who: Who) -> dict[str, Any]:
+    _own(who, session)
     state.sessions.forget(session)
     if not await asyncio.to_thread(state.store.delete_session, session):
         raise ProxyError(404, f"no session {session!r}", "id")
@@ -189,7 +204,8 @@ async def delete_session(session: str, state: State) -> dict[str, Any]:
 
 
 @api.post("/sessions/{session}/compact")
-async def compact_session(session: str, state: State) -> Response:
+async def compact_session(session: str, state: State, who: Who) -> Response:
+    _own(who, session)
     prepared = await state.sessions.compact_now(session)
     if prepared is not None:
         body: dict[str, Any] = {
@@ -212,18 +228,33 @@ def _sse(event: StoredEvent) -> ServerSentEvent:
     return ServerSentEvent(raw_data=json.dumps(event.data), event=event.data.get("type"), id=str(event.seq))
 
 
+def _stream_session(who: Who, session: str | None = None) -> str | None:
+    """The stream's ``?session=`` filter, checked before the stream starts (a 404 then, not a broken stream)."""
+    if session is not None:
+        _own(who, session)
+    return session
+
+
 @api.get("/events", response_class=EventSourceResponse)
-async def events(request: Request, state: State, session: str | None = None) -> AsyncIterator[ServerSentEvent]:
+async def events(
+    request: Request,
+    state: State,
+    who: Who,
+    session: Annotated[str | None, Depends(_stream_session)],
+) -> AsyncIterator[ServerSentEvent]:
     """Server-sent events: each ``context_summarized`` (and failure, clear) event of every instance, as it
-    happens; ``Last-Event-ID`` (or ``?after=``) replays what a reconnecting client missed."""
+    happens; ``Last-Event-ID`` (or ``?after=``) replays what a reconnecting client missed. A client's key gets
+    its own sessions' events only."""
     after = request.headers.get("last-event-id") or request.query_params.get("after")
     sub = state.hub.subscribe(session)
     try:
         if after is not None and after.isdigit():
             for event in await asyncio.to_thread(state.store.events, int(after), session=session, limit=1000):
-                yield _sse(event)
+                if who.owns(event.session):
+                    yield _sse(event)
         async for event in sub:
-            yield _sse(event)
+            if who.owns(event.session):
+                yield _sse(event)
     finally:
         state.hub.unsubscribe(sub)
 
@@ -248,6 +279,15 @@ async def healthz(state: State) -> dict[str, Any]:
     return {"status": "ok", "sessions_live": len(state.sessions), "subscribers": state.hub.subscribers}
 
 
-@open_routes.get("/metrics")
+def _metrics_allowed(request: Request) -> None:
+    """``/metrics`` counts every client's traffic: the admin's (or anyone's with `public_metrics`)."""
+    settings = state_of(request).settings
+    if settings.public_metrics:
+        return
+    if not caller_of(request).admin:
+        raise ProxyError(403, "/metrics needs the admin token (or CHAINSUM_PUBLIC_METRICS=1)", "authorization")
+
+
+@open_routes.get("/metrics", dependencies=[Depends(_metrics_allowed)])
 async def metrics(state: State) -> Response:
     return Response(state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -20,6 +20,7 @@ from fastapi.responses import JSONResponse
 from ..manager import AnySummarizer
 from ..store import SQLiteStore, SqlStore
 from ..tokens import HeuristicCounter, TokenCounter
+from ._access import HostGuard, closed_by_default, redact_access_log
 from ._api import api, open_routes
 from ._errors import ProxyError, api_error, provider_error
 from ._hub import EventHub
@@ -54,7 +55,7 @@ def create_app(
 ) -> FastAPI:
     """The app. `store`, `summarizers` and `counter` replace what the settings would make (tests,
     and embedding the proxy in an app of one's own); a given `store` is not closed by the app."""
-    settings = settings or ServerSettings.from_env()
+    settings = closed_by_default(settings or ServerSettings.from_env())
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
@@ -114,6 +115,8 @@ def create_app(
         where = ".".join(str(p) for p in loc if p not in ("query", "path", "body"))
         return api_error(400, f"{where or 'request'}: {first.get('msg', 'invalid')}", where or None)
 
+    app.add_middleware(HostGuard, settings=settings)  # Host, Origin, cross-site checks: `_access`
+    redact_access_log()
     app.router.routes.extend(proxy_routes)
     app.include_router(api)
     app.include_router(open_routes)

@@ -8,8 +8,11 @@ Anthropic's ``metadata.user_id``, which Claude Code fills with ``..._session_<uu
 and the first user message), so that the same conversation resent keeps its session.
 
 Every session is scoped by a hash of the client's credentials (``Authorization`` / ``x-api-key``): two clients
-naming the same session never share it, and the credential itself appears nowhere (only 10 hex digits of its
-SHA-256, which cannot be turned back into a key).
+naming the same session never share it, and the credential itself appears nowhere (only 16 hex digits of its
+SHA-256, which cannot be turned back into a key). The same hash lets a client's key open its own sessions in the
+session API (`chainsum.server._access`), so it is long enough that no one can search for another key with the same
+digits: 64 bits, where the 10 digits of earlier versions (40 bits) were within reach of one GPU. A session recorded
+under a 10-digit scope is shown to the admin token only.
 """
 
 from __future__ import annotations
@@ -42,11 +45,11 @@ class SessionKey:
 
 
 def credential_scope(headers: Mapping[str, str]) -> str:
-    """10 hex digits of the SHA-256 of the client's credentials (``anon`` when it sent none)."""
+    """16 hex digits of the SHA-256 of the client's credentials (``anon`` when it sent none)."""
     secret = headers.get("authorization") or headers.get("x-api-key") or ""
     if not secret:
         return "anon"
-    return hashlib.sha256(secret.encode()).hexdigest()[:10]
+    return hashlib.sha256(secret.encode()).hexdigest()[:16]
 
 
 def _clean(name: str) -> str:

@@ -5,9 +5,9 @@ Every option has a variable (``CHAINSUM_UPSTREAM_URL``, ``CHAINSUM_ANTHROPIC_UPS
 thresholds come from ``SUMMARIZATION_*`` (`chainsum.manager.ManagerConfig.from_env`), so a container is configured
 without a command line. An option given on the command line wins over its variable.
 
-Why refuse a public address without a token: the session API shows every archived conversation; bound anywhere but
-loopback without `api_token`, anyone who can reach the port could read them. ``--insecure`` is the explicit way
-to accept that (behind a proxy that authenticates, say).
+Closed by default: the session API shows every archived conversation, so without `api_token` the server makes one
+(``chainsum serve`` prints the page's URL with it) and `no_auth` is the explicit, loopback-only way out. What the
+token, a client's own key, the Host and Origin checks allow is `chainsum.server._access`'s to say.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ VARIABLES: Mapping[str, str] = {
     "postgres": "CHAINSUM_POSTGRES_URL",
     "api_token": "CHAINSUM_API_TOKEN",
     "max_body_bytes": "CHAINSUM_MAX_BODY_BYTES",
+    "no_auth": "CHAINSUM_NO_AUTH",
+    "allowed_hosts": "CHAINSUM_ALLOWED_HOSTS",
+    "public_metrics": "CHAINSUM_PUBLIC_METRICS",
 }
 """The environment variable of each setting read from ``CHAINSUM_*`` (``chainsum serve`` sets them for its
 workers from its options)."""
@@ -57,9 +60,15 @@ class ServerSettings:
     postgres: str | None = None
     """PostgreSQL URL: the store for several workers or hosts."""
     api_token: str | None = None
-    """When set, ``/api/*`` and the page need ``Authorization: Bearer <token>``."""
-    insecure: bool = False
-    """Allow a non-loopback address without `api_token`."""
+    """The admin token: ``Authorization: Bearer <token>`` opens every session in ``/api/*`` and the page (a client's
+    own API key opens its own sessions). Unset, ``chainsum serve`` generates one and prints the page's URL with it."""
+    no_auth: bool = False
+    """No token at all: every local caller sees every session (loopback hosts only; a warning at start)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` names served besides the loopback names and the bound address (``name`` for any port,
+    ``name:port``, ``*`` for any); comma-separated in the variable. Others get 421."""
+    public_metrics: bool = False
+    """``/metrics`` without the admin token (for a scraper that cannot send one)."""
     workers: int = 1
     """Worker processes; above 1 they need a shared store (a SQLite file or PostgreSQL)."""
     max_body_bytes: int = 32 * 1024 * 1024
@@ -79,6 +88,16 @@ class ServerSettings:
         def text(name: str) -> str | None:
             value = env.get(name, "").strip()
             return value or None
+
+        def flag(name: str) -> bool | None:
+            value = text(name)
+            if value is None:
+                return None
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise SettingsError(f"{name}={value!r}: expected 1 or 0")
 
         def number(name: str) -> int | None:
             value = text(name)
@@ -100,6 +119,9 @@ class ServerSettings:
             postgres=text(VARIABLES["postgres"]),
             api_token=text(VARIABLES["api_token"]),
             max_body_bytes=number(VARIABLES["max_body_bytes"]) or 32 * 1024 * 1024,
+            no_auth=flag(VARIABLES["no_auth"]) or False,
+            allowed_hosts=tuple(h.strip() for h in (text(VARIABLES["allowed_hosts"]) or "").split(",") if h.strip()),
+            public_metrics=flag(VARIABLES["public_metrics"]) or False,
             context_window=config.context_window,
             config=config,
         )
@@ -119,11 +141,16 @@ class ServerSettings:
             raise SettingsError(f"--workers {self.workers}: expected 1 or more")
         if self.workers > 1 and self.postgres is None and self.db is None:
             raise SettingsError("--workers above 1 needs a shared store: --db FILE or --postgres URL")
-        if not self.api_token and not self.insecure and not is_loopback(self.host):
+        if self.no_auth and not is_loopback(self.host):
             raise SettingsError(
-                f"--host {self.host}: refusing to serve the session API beyond loopback without a token; "
-                "set CHAINSUM_API_TOKEN, or pass --insecure to accept that anyone who reaches the port can read it"
+                f"--no-auth with --host {self.host}: refused beyond loopback (anyone who reaches the port could read "
+                "every session); leave the token on, or bind 127.0.0.1"
             )
+        if self.no_auth and self.api_token:
+            raise SettingsError("--no-auth and CHAINSUM_API_TOKEN: give one (a token, or none at all)")
+        for entry in self.allowed_hosts:
+            if not entry or any(c in entry for c in "/ ,@?#") or entry.startswith(":"):
+                raise SettingsError(f"--allowed-host {entry!r}: expected a host name, NAME:PORT or *")
 
 
 def is_loopback(host: str) -> bool:

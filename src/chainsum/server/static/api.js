@@ -1,12 +1,22 @@
 // The session API: fetch with the bearer token, the token prompt, and the event stream.
 //
-// When the server has an API token, every /api/* call answers 401 without it: the page then asks for the token
-// once (a small form in a dialog), keeps it in sessionStorage (this tab only, gone when it closes) and sends it
-// with every call and with the event stream. A refused token asks again, saying so.
+// Every /api/* call answers 401 without a token: the server's own (chainsum serve prints the page's URL with it,
+// ?token=...), or a client's API key, which opens that client's sessions only. A token in the address is taken
+// into sessionStorage (this tab only, gone when it closes) and out of the address bar, so it is neither
+// bookmarked nor shared with the URL. Without one, the page asks once (a small form in a dialog) and sends it with
+// every call and with the event stream. A refused token asks again, saying so.
 
 import { readSSE } from "./sse.js";
 
 const TOKEN_KEY = "chainsum-api-token";
+
+const address = new URL(location.href);
+if (address.searchParams.has("token")) {
+  const given = address.searchParams.get("token").trim();
+  if (given) sessionStorage.setItem(TOKEN_KEY, given);
+  address.searchParams.delete("token");
+  history.replaceState(history.state, "", address.pathname + address.search + address.hash);
+}
 
 let token = sessionStorage.getItem(TOKEN_KEY);
 let asking = null;
@@ -26,8 +36,10 @@ export class ApiError extends Error {
   }
 }
 
+// X-Chainsum-Request marks the page's own calls: a state-changing call needs it (or a JSON body or the token),
+// which no cross-site form can send (the server refuses those; a server run with --no-auth has no token to rely on).
 export function authHeaders() {
-  return token ? { Authorization: `Bearer ${token}` } : {};
+  return token ? { Authorization: `Bearer ${token}`, "X-Chainsum-Request": "page" } : { "X-Chainsum-Request": "page" };
 }
 
 /** fetch(path) with the token; on 401, ask for a token and try again. */
