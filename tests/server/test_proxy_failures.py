@@ -69,7 +69,7 @@ def test_upstream_errors_pass_through_with_their_status_and_body(fake: FakeLLMSe
 
 
 def test_a_slow_upstream_is_a_504_and_a_slow_stream_is_not_buffered(fake: FakeLLMServer, store: SQLiteStore) -> None:
-    with proxy(fake, store, context_window=4000, read_timeout_s=0.5) as p:
+    with proxy(fake, store, context_window=4000, upstream_timeout_s=0.5) as p:
         fake.script(FakeStall(seconds=5))
         r = post(
             p.openai_url + "/chat/completions", {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]}

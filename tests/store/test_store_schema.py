@@ -67,7 +67,7 @@ def assert_data_intact(store: Store) -> None:
 
 
 def test_each_backend_lists_its_steps_up_to_the_current_version() -> None:
-    assert SCHEMA_VERSION == 2
+    assert SCHEMA_VERSION == 3
     for steps in (SQLITE_MIGRATIONS, POSTGRES_MIGRATIONS):
         assert [m.version for m in steps] == list(range(1, SCHEMA_VERSION + 1))
     assert SQLiteStore._migrations is SQLITE_MIGRATIONS  # pyright: ignore[reportPrivateUsage]

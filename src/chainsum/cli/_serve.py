@@ -42,6 +42,24 @@ def serve_cmd(
             help="Window for every request (else the model table, or the header).",
         ),
     ] = None,
+    upstream_timeout_s: Annotated[
+        float | None,
+        typer.Option(
+            "--upstream-timeout",
+            metavar="SECONDS",
+            help="Longest wait for the upstream (to connect, and between two chunks of an answer); past it, a 504. "
+            "Default 600. Env: CHAINSUM_UPSTREAM_TIMEOUT_SECONDS.",
+        ),
+    ] = None,
+    session_idle_s: Annotated[
+        float | None,
+        typer.Option(
+            "--session-idle-timeout",
+            metavar="SECONDS",
+            help="A session with no request for this long leaves memory (its state stays in the store). "
+            "Default 600. Env: CHAINSUM_SESSION_IDLE_SECONDS.",
+        ),
+    ] = None,
     no_auth: Annotated[
         bool,
         typer.Option(
@@ -83,6 +101,8 @@ def serve_cmd(
         "db": db,
         "postgres": postgres,
         "context_window": window or None,
+        "upstream_timeout_s": upstream_timeout_s,
+        "session_idle_s": session_idle_s,
         "no_auth": no_auth or None,
         "allowed_hosts": tuple(allowed_host) if allowed_host else None,
         "public_metrics": public_metrics or None,

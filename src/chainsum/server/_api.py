@@ -26,6 +26,7 @@ from ..messages import message_from_dict, message_to_dict
 from ..store import SessionInfo, StoredEvent, StoreError, UnknownSummaryError
 from ._access import Caller, caller_of
 from ._errors import ProxyError
+from ._inputs import no_nul, resume_after
 from ._state import AppState, state_of
 from ._stateless import compact_document
 from ._views import context_entry, masked_ids, record_row
@@ -33,7 +34,7 @@ from ._views import context_entry, masked_ids, record_row
 __all__ = ["api", "open_routes"]
 
 
-api = APIRouter(prefix="/api", dependencies=[Depends(caller_of)])
+api = APIRouter(prefix="/api", dependencies=[Depends(caller_of), Depends(no_nul)])
 open_routes = APIRouter()
 
 State = Annotated[AppState, Depends(state_of)]
@@ -237,19 +238,18 @@ def _stream_session(who: Who, session: str | None = None) -> str | None:
 
 @api.get("/events", response_class=EventSourceResponse)
 async def events(
-    request: Request,
     state: State,
     who: Who,
+    after: Annotated[int | None, Depends(resume_after)],
     session: Annotated[str | None, Depends(_stream_session)],
 ) -> AsyncIterator[ServerSentEvent]:
     """Server-sent events: each ``context_summarized`` (and failure, clear) event of every instance, as it
     happens; ``Last-Event-ID`` (or ``?after=``) replays what a reconnecting client missed. A client's key gets
     its own sessions' events only."""
-    after = request.headers.get("last-event-id") or request.query_params.get("after")
     sub = state.hub.subscribe(session)
     try:
-        if after is not None and after.isdigit():
-            for event in await asyncio.to_thread(state.store.events, int(after), session=session, limit=1000):
+        if after is not None:
+            for event in await asyncio.to_thread(state.store.events, after, session=session, limit=1000):
                 if who.owns(event.session):
                     yield _sse(event)
         async for event in sub:

@@ -64,7 +64,10 @@ def create_app(
         hub = EventHub(opened, poll_s=event_poll_s, listen_url=listen)
         metrics = Metrics()
         the_counter = counter or HeuristicCounter()
-        upstream = Upstream(connect_timeout_s=settings.connect_timeout_s, read_timeout_s=settings.read_timeout_s)
+        upstream = Upstream(
+            connect_timeout_s=min(settings.connect_timeout_s, settings.upstream_timeout_s),
+            read_timeout_s=settings.upstream_timeout_s,
+        )
         sessions = Sessions(opened, settings, hub, metrics, summarizers=summarizers, counter=the_counter)
         app.state.chainsum = AppState(
             settings=settings,
@@ -76,6 +79,7 @@ def create_app(
             counter=the_counter,
         )
         await hub.start()
+        sessions.start()
         logger.info(
             "upstream=<%s>, anthropic_upstream=<%s> | chainsum serve ready",
             settings.upstream,
@@ -84,6 +88,7 @@ def create_app(
         try:
             yield
         finally:
+            await sessions.stop()
             await sessions.drain()
             await hub.close()
             await upstream.aclose()

@@ -23,15 +23,20 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
+from urllib.parse import unquote
 
-__all__ = ["SESSION_HEADERS", "SessionKey", "credential_scope", "session_key"]
+__all__ = ["SESSION_HEADERS", "SessionKey", "credential_scope", "escape_name", "session_key", "unescape_name"]
 
 SESSION_HEADERS = ("x-chainsum-session", "x-claude-code-session-id", "session-id", "x-session-id")
 """Headers naming the session, in order of preference (lower case, as Starlette gives them)."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._:-]")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-")
 _CLAUDE_SESSION = re.compile(r"_session_([A-Za-z0-9-]+)$")
 _MAX_NAME = 96
+"""How much of a cleaned name versions before 0.x kept (`_legacy_id`)."""
+_MAX_ESCAPED = 480
+"""An escaped name longer than this is cut and ends in ``#`` and 32 hex digits of the whole name's SHA-256."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +47,9 @@ class SessionKey:
     id: str
     label: str
     source: str
+    legacy: str | None = None
+    """The id earlier versions stored this session under (a lossy name, a shorter scope) where it differs from
+    `id`: a stored session of that id is taken up by the first name that maps to it (`Sessions.live`)."""
 
 
 def credential_scope(headers: Mapping[str, str]) -> str:
@@ -52,8 +60,46 @@ def credential_scope(headers: Mapping[str, str]) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()[:16]
 
 
+def escape_name(name: str) -> str:
+    """`name` as it is kept in a session id: each character outside ``A-Za-z0-9._:-`` as the ``%XX`` of its UTF-8
+    bytes (``%`` and the scope separator ``~`` included), so that two names never share an id and `unescape_name`
+    gives the name back. Earlier versions replaced such characters with ``_`` (``proj/é`` and ``proj_è`` were one
+    session). A name whose escape is over 480 characters keeps its first 447 and ``#`` plus 32 hex digits of the
+    SHA-256 of the whole name (``#`` is never part of an escape, so such an id cannot be another name's)."""
+    escaped = "".join(
+        ch if ch in _SAFE else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")) for ch in name
+    )
+    if len(escaped) <= _MAX_ESCAPED:
+        return escaped
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return f"{escaped[: _MAX_ESCAPED - 33]}#{digest}"
+
+
+def unescape_name(escaped: str) -> str:
+    """The name `escape_name` kept (for a name short enough to be kept whole)."""
+    return unquote(escaped, errors="surrogatepass")
+
+
+def _label(name: str) -> str:
+    """What people see: the name, with what no store can hold as text (a NUL, a lone surrogate) shown as U+FFFD."""
+    return "".join("\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in name)
+
+
 def _clean(name: str) -> str:
+    """The lossy name of earlier versions, for `SessionKey.legacy`."""
     return _UNSAFE.sub("_", name.strip())[:_MAX_NAME]
+
+
+def _legacy_scope(headers: Mapping[str, str]) -> str:
+    """The credential scope of earlier versions: 10 hex digits."""
+    secret = headers.get("authorization") or headers.get("x-api-key") or ""
+    return hashlib.sha256(secret.encode()).hexdigest()[:10] if secret else "anon"
+
+
+def _key(name: str, source: str, scope: str, legacy_scope: str) -> SessionKey:
+    session = f"{escape_name(name)}~{scope}"
+    legacy = f"{_clean(name)}~{legacy_scope}"
+    return SessionKey(session, _label(name), source, None if legacy == session else legacy)
 
 
 def _from_body(body: Mapping[str, Any]) -> str | None:
@@ -100,15 +146,12 @@ def session_key(
     headers: Mapping[str, str], body: Mapping[str, Any], *, system: object, messages: Sequence[Any]
 ) -> SessionKey:
     """The session of a request (see the module docstring), its id scoped by the client's credentials."""
-    scope = credential_scope(headers)
+    scope, legacy_scope = credential_scope(headers), _legacy_scope(headers)
     for name in SESSION_HEADERS:
         value = headers.get(name, "").strip()
         if value:
-            label = _clean(value)
-            return SessionKey(f"{label}~{scope}", label, "header")
+            return _key(value, "header", scope, legacy_scope)
     named = _from_body(body)
     if named is not None:
-        label = _clean(named)
-        return SessionKey(f"{label}~{scope}", label, "body")
-    label = _fingerprint(system, messages)
-    return SessionKey(f"{label}~{scope}", label, "fingerprint")
+        return _key(named, "body", scope, legacy_scope)
+    return _key(_fingerprint(system, messages), "fingerprint", scope, legacy_scope)

@@ -213,10 +213,11 @@ async def _prepare(
     read is the client's to send and the upstream's to judge: it goes unchanged, and the answer says so."""
     system: object = body.get("system") if route.dialect == "anthropic" else body.get("instructions")
     key = session_key(headers, body, system=system, messages=history)
+    key = await state.sessions.resolve(key)
     live = state.sessions.live(key, fmt=route.fmt, provider=route.provider, window=window)
     model = body.get("model")
     live.model = model if isinstance(model, str) else ""
-    extra["X-Chainsum-Session"] = key.id
+    extra["X-Chainsum-Session"] = live.key.id  # an older version's id, for a session it stored
     try:
         prepared = await state.sessions.prepare(live, history, system=system, reserved=_reserve(body, window, state))
     except UnreadableHistory as exc:
@@ -282,8 +283,10 @@ async def responses(request: Request) -> Response:
 def _upstream_url(request: Request, state: AppState) -> tuple[Dialect, str]:
     """Where a path under ``/v1`` with no route of its own goes: Anthropic's upstream for its paths
     (``/v1/messages/...``) and for any request of its SDK (which always sends ``anthropic-version``), else the
-    OpenAI-style one, whose base ends in ``/v1``."""
-    path = request.url.path
+    OpenAI-style one, whose base ends in ``/v1``. The path goes as the client encoded it (``raw_path``): decoded,
+    a ``%0A`` in it would be a line break in the upstream request line."""
+    raw: bytes = request.scope.get("raw_path") or request.url.path.encode()
+    path = raw.decode("latin-1")
     if path.startswith("/v1/messages") or "anthropic-version" in request.headers:
         return "anthropic", f"{state.settings.anthropic_upstream.rstrip('/')}{path}"
     return "openai", f"{state.settings.upstream.rstrip('/')}{path.removeprefix('/v1')}"

@@ -19,12 +19,13 @@ logs it and publishes its event once per session.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import FormatError
@@ -106,6 +107,9 @@ class Live:
     """Tokens before and after the compaction that wrote each summary record (the last 100)."""
     compactions: int = 0
     touched_at: float = 0.0
+    used_at: float = 0.0
+    """When a request last took this entry (`time.monotonic`): an entry idle for `ServerSettings.session_idle_s`
+    leaves memory (`Sessions.evict_idle`)."""
     force_next: bool = False
     """A compaction was asked for (`Sessions.request_compact`) and runs at the next request."""
 
@@ -134,6 +138,9 @@ class Sessions:
         self.touch_every_s = touch_every_s
         self.max_live = max_live
         self._live: OrderedDict[str, Live] = OrderedDict()
+        self._adopted: dict[str, str] = {}
+        """Session ids whose session an earlier version stored under another id (`SessionKey.legacy`), to that id."""
+        self._sweeper: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._passthrough = PassthroughLog()
 
@@ -145,10 +152,14 @@ class Sessions:
         return self._live.get(session)
 
     def live(self, key: SessionKey, *, fmt: str, provider: str, window: int) -> Live:
-        """The session's live entry, made (or remade, for another window or format) as needed."""
+        """The session's live entry, made (or remade, for another window or format) as needed. A new entry takes
+        the session up from the store: the manager reads its state there, so a session that left memory
+        (`evict_idle`, or another process served it) continues where it was."""
+        key = self._stored_key(key)
         live = self._live.get(key.id)
         if live is not None and live.window == window and live.fmt == fmt:
             self._live.move_to_end(key.id)
+            live.used_at = time.monotonic()
             return live
         manager = ContextManager(
             self.settings.config,
@@ -161,7 +172,7 @@ class Sessions:
             format=fmt,
             on_event=lambda event: self._on_event(key.id, event),
         )
-        fresh = Live(key=key, fmt=fmt, window=window, manager=manager)
+        fresh = Live(key=key, fmt=fmt, window=window, manager=manager, used_at=time.monotonic())
         if live is not None:
             fresh.lock = live.lock
             fresh.compactions = live.compactions
@@ -178,6 +189,67 @@ class Sessions:
 
     def forget(self, session: str) -> None:
         self._live.pop(session, None)
+
+    async def resolve(self, key: SessionKey) -> SessionKey:
+        """`key`, or, for a session an earlier version stored under `SessionKey.legacy` and that this name is the
+        first to ask for (`chainsum.store.SessionDirectory.claim_legacy_session`), `key` with that id: the old
+        session goes on, and no other name can take it. One store read (in a thread) when no entry is live, none
+        after; call it before `live`."""
+        if key.legacy is not None and key.id not in self._adopted and key.id not in self._live:
+            if await asyncio.to_thread(self.store.claim_legacy_session, key.legacy, key.id):
+                self._adopted[key.id] = key.legacy
+        return self._stored_key(key)
+
+    def _stored_key(self, key: SessionKey) -> SessionKey:
+        """`key` with the id `resolve` found its session stored under."""
+        adopted = self._adopted.get(key.id)
+        return key if adopted is None else replace(key, id=adopted, legacy=None)
+
+    # leaving memory ----------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start evicting idle sessions (`evict_idle`) every tenth of `ServerSettings.session_idle_s` (at most a
+        minute apart); `stop` ends it."""
+        idle = self.settings.session_idle_s
+        self._sweeper = asyncio.create_task(self._sweep(min(60.0, idle / 10)), name="chainsum-session-sweeper")
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+
+    async def _sweep(self, every_s: float) -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                self.evict_idle()
+            except Exception:  # never end the sweeping for one bad entry
+                logger.exception("live=<%d> | evicting idle sessions failed", len(self._live))
+
+    def evict_idle(self, now: float | None = None) -> int:
+        """Drop every entry with no request for `ServerSettings.session_idle_s`; returns how many left.
+
+        Why this loses nothing: the manager's state (what it mapped, the records, the archive) is written to the
+        store as each request is prepared, so the next request makes a new entry that reads it back; only the
+        directory's figures may be up to a second behind, so an entry used since its last directory write is
+        written once more on its way out. An entry in use (its lock held) or with a manual compaction waiting
+        for its next request stays."""
+        now = time.monotonic() if now is None else now
+        idle = [
+            live
+            for live in self._live.values()
+            if now - live.used_at >= self.settings.session_idle_s and not live.lock.locked() and not live.force_next
+        ]
+        for live in idle:
+            if live.touched_at < live.used_at and live.last_items is not None:
+                self._maybe_touch(live, urgent=True)
+            del self._live[live.key.id]
+            for name in [n for n, stored in self._adopted.items() if stored == live.key.id]:
+                del self._adopted[name]
+        if idle:
+            logger.debug("evicted=<%d>, live=<%d> | idle sessions left memory", len(idle), len(self._live))
+        return len(idle)
 
     # preparing ---------------------------------------------------------------------------------------------------
     async def prepare(

@@ -1,7 +1,8 @@
 """`ServerSettings`: how `chainsum serve` is configured, from its options and the environment.
 
 Every option has a variable (``CHAINSUM_UPSTREAM_URL``, ``CHAINSUM_ANTHROPIC_UPSTREAM_URL``, ``CHAINSUM_DB``,
-``CHAINSUM_POSTGRES_URL``, ``CHAINSUM_API_TOKEN``, ``CHAINSUM_MAX_BODY_BYTES``), and the context manager's own
+``CHAINSUM_POSTGRES_URL``, ``CHAINSUM_API_TOKEN``, ``CHAINSUM_MAX_BODY_BYTES``, ``CHAINSUM_UPSTREAM_TIMEOUT_SECONDS``,
+``CHAINSUM_SESSION_IDLE_SECONDS``), and the context manager's own
 thresholds come from ``SUMMARIZATION_*`` (`chainsum.manager.ManagerConfig.from_env`), so a container is configured
 without a command line. An option given on the command line wins over its variable.
 
@@ -36,6 +37,8 @@ VARIABLES: Mapping[str, str] = {
     "no_auth": "CHAINSUM_NO_AUTH",
     "allowed_hosts": "CHAINSUM_ALLOWED_HOSTS",
     "public_metrics": "CHAINSUM_PUBLIC_METRICS",
+    "upstream_timeout_s": "CHAINSUM_UPSTREAM_TIMEOUT_SECONDS",
+    "session_idle_s": "CHAINSUM_SESSION_IDLE_SECONDS",
 }
 """The environment variable of each setting read from ``CHAINSUM_*`` (``chainsum serve`` sets them for its
 workers from its options)."""
@@ -73,9 +76,15 @@ class ServerSettings:
     """Worker processes; above 1 they need a shared store (a SQLite file or PostgreSQL)."""
     max_body_bytes: int = 32 * 1024 * 1024
     """Largest request body read (413 above it): a client cannot make the proxy hold an unbounded body."""
+    upstream_timeout_s: float = 600.0
+    """Longest wait for the upstream, in seconds: to connect (never more than `connect_timeout_s`), and between two
+    chunks of its answer (a long generation streams slowly). Past it the client gets a 504 in its provider's error
+    shape."""
     connect_timeout_s: float = 10.0
-    read_timeout_s: float = 600.0
-    """Longest silence from the upstream in one response (a long generation streams slowly)."""
+    """Longest wait to connect to the upstream (capped by `upstream_timeout_s`)."""
+    session_idle_s: float = 600.0
+    """A session that has had no request for this many seconds leaves this process's memory; its state is in the
+    store, and its next request takes it up from there (no compaction is redone, nothing archived is lost)."""
     context_window: int | None = None
     """Used for every request whose ``X-Chainsum-Context-Window`` header is absent, before the model table."""
     config: ManagerConfig = field(default_factory=ManagerConfig)
@@ -88,6 +97,18 @@ class ServerSettings:
         def text(name: str) -> str | None:
             value = env.get(name, "").strip()
             return value or None
+
+        def seconds(name: str) -> float | None:
+            value = text(name)
+            if value is None:
+                return None
+            try:
+                parsed = float(value)
+            except ValueError:
+                raise SettingsError(f"{name}={value!r}: expected a number of seconds") from None
+            if not 0 < parsed < float("inf"):
+                raise SettingsError(f"{name}={value!r}: expected a positive number of seconds")
+            return parsed
 
         def flag(name: str) -> bool | None:
             value = text(name)
@@ -122,6 +143,8 @@ class ServerSettings:
             no_auth=flag(VARIABLES["no_auth"]) or False,
             allowed_hosts=tuple(h.strip() for h in (text(VARIABLES["allowed_hosts"]) or "").split(",") if h.strip()),
             public_metrics=flag(VARIABLES["public_metrics"]) or False,
+            upstream_timeout_s=seconds(VARIABLES["upstream_timeout_s"]) or 600.0,
+            session_idle_s=seconds(VARIABLES["session_idle_s"]) or 600.0,
             context_window=config.context_window,
             config=config,
         )
@@ -137,6 +160,12 @@ class ServerSettings:
                 raise SettingsError(f"{name} {url!r}: expected an http:// or https:// URL")
         if self.db is not None and self.postgres is not None:
             raise SettingsError("--db and --postgres are exclusive: give one store")
+        for name, value in (
+            ("--upstream-timeout", self.upstream_timeout_s),
+            ("--session-idle-timeout", self.session_idle_s),
+        ):
+            if not 0 < value < float("inf"):
+                raise SettingsError(f"{name} {value}: expected a positive number of seconds")
         if self.workers < 1:
             raise SettingsError(f"--workers {self.workers}: expected 1 or more")
         if self.workers > 1 and self.postgres is None and self.db is None:

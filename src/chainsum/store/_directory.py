@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EVENTS_CHANNEL",
+    "LEGACY_SESSIONS_DDL",
     "POSTGRES_DIRECTORY_DDL",
     "SQLITE_DIRECTORY_DDL",
     "SessionDirectory",
@@ -73,6 +74,23 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_session ON events (session, seq);
 """
+
+
+LEGACY_SESSIONS_DDL = """
+CREATE TABLE IF NOT EXISTS legacy_sessions (
+    session TEXT PRIMARY KEY,
+    claimed_by TEXT
+);
+INSERT INTO legacy_sessions (session)
+    SELECT session FROM session_state
+    UNION SELECT session FROM sessions
+    UNION SELECT session FROM summaries
+    UNION SELECT session FROM archive
+"""
+"""Schema version 3, the same on both backends: every session id stored before session names were kept exactly
+(a service named a session by a lossy, shortened form of its name, under a shorter credential scope). Such a session
+is taken up by the first name whose old id it is (`claim_legacy_session`), and by that name alone from then on; a
+session made since can never be mistaken for one."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,6 +202,29 @@ class SessionDirectory:
         )
         return None if row is None else _info(row)
 
+    def claim_legacy_session(self, legacy: str, name: str) -> bool:
+        """Whether the session stored as `legacy` before schema version 3 (`LEGACY_SESSIONS_DDL`) is `name`'s to
+        continue: True for the first name to ask for it (atomically, across processes) and for that name ever
+        after; False for any other name, and for an id that was not stored before version 3."""
+
+        def read(tx: Tx) -> tuple[Any, ...] | None:
+            return tx.one("SELECT claimed_by FROM legacy_sessions WHERE session = ?", (legacy,))
+
+        row = self._transact(read, write=False)  # most ids were never stored before: no write lock for them
+        if row is None:
+            return False
+        if row[0] is not None:
+            return row[0] == name
+
+        def claim(tx: Tx) -> bool:
+            tx.execute(
+                "UPDATE legacy_sessions SET claimed_by = ? WHERE session = ? AND claimed_by IS NULL", (name, legacy)
+            )
+            now = read(tx)
+            return now is not None and now[0] == name
+
+        return self._transact(claim, write=True)
+
     def delete_session(self, session: str) -> bool:
         """Forget a session: its directory entry, events, state, summary records and archived originals. True when
         there was anything to delete."""
@@ -192,7 +233,7 @@ class SessionDirectory:
             found = tx.one("SELECT 1 FROM sessions WHERE session = ?", (session,)) is not None
             found = found or tx.one("SELECT 1 FROM session_state WHERE session = ?", (session,)) is not None
             self._delete_archive(tx, session)
-            for table in ("summary_messages", "summaries", "session_state", "events", "sessions"):
+            for table in ("summary_messages", "summaries", "session_state", "events", "sessions", "legacy_sessions"):
                 tx.execute(f"DELETE FROM {table} WHERE session = ?", (session,))
             return found
 

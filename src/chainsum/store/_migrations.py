@@ -7,7 +7,9 @@ own version), and it is written in the same transaction as the migration itself,
 layout with the old number or the new layout with the new one.
 
 Versions: 0 is an empty database; 1 is the original layout (`chainsum.store._schema`'s DDL); 2 adds the session
-directory and the event log of a service (`chainsum.store._directory`). A database created
+directory and the event log of a service (`chainsum.store._directory`); 3 records the session ids stored before
+session names were kept exactly, so that each is still found by the name it was made for
+(`chainsum.store._directory.LEGACY_SESSIONS_DDL`). A database created
 before versions were recorded has the tables but no ``chainsum_schema``: it is version 1. A migration never edits
 an earlier one: a new layout is a new entry at the end of the backend's list, and `SCHEMA_VERSION` moves with it.
 """
@@ -19,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ._base import Tx
-from ._directory import POSTGRES_DIRECTORY_DDL, SQLITE_DIRECTORY_DDL
+from ._directory import LEGACY_SESSIONS_DDL, POSTGRES_DIRECTORY_DDL, SQLITE_DIRECTORY_DDL
 from ._errors import SchemaVersionError
 from ._schema import POSTGRES_DDL, SQLITE_DDL
 
@@ -27,7 +29,7 @@ __all__ = ["POSTGRES_MIGRATIONS", "SCHEMA_VERSION", "SQLITE_MIGRATIONS", "VERSIO
 
 logger = logging.getLogger("chainsum.store")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The layout this chainsum writes: the last migration of each backend's list reaches it."""
 
 VERSION_TABLE = "chainsum_schema"
@@ -64,10 +66,12 @@ def _script(ddl: str) -> Callable[[Tx], None]:
 SQLITE_MIGRATIONS: tuple[Migration, ...] = (
     Migration(version=1, name="archive, summaries, state and lock tables", apply=_script(SQLITE_DDL)),
     Migration(version=2, name="session directory and event log", apply=_script(SQLITE_DIRECTORY_DDL)),
+    Migration(version=3, name="session ids stored before exact names", apply=_script(LEGACY_SESSIONS_DDL)),
 )
 POSTGRES_MIGRATIONS: tuple[Migration, ...] = (
     Migration(version=1, name="archive, summaries and state tables", apply=_script(POSTGRES_DDL)),
     Migration(version=2, name="session directory and event log", apply=_script(POSTGRES_DIRECTORY_DDL)),
+    Migration(version=3, name="session ids stored before exact names", apply=_script(LEGACY_SESSIONS_DDL)),
 )
 
 

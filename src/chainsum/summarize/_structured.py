@@ -163,7 +163,8 @@ class ExtractiveStructuredSummarizer:
     """The record from the extractive summarizer: no model, deterministic, within the same budget.
 
     Without a model it cannot tell which questions were answered: `unresolved_questions` holds the user's
-    questions (requests ending in "?"), `action_items` the user's other requests, latest last."""
+    questions (requests ending in "?"), `action_items` the user's other requests, latest last. An agent's commands
+    (with how they ended) are key points beside the decisions and errors; its files come first in `entities`."""
 
     extractive: ExtractiveSummarizer = field(default_factory=lambda: ExtractiveSummarizer(ratio=1.0))
     """No length ratio by default: the record's own list caps bound it, and it does not replace the span."""
@@ -182,6 +183,7 @@ class ExtractiveStructuredSummarizer:
             return ()
 
         requests, decisions, errors = kept("requests"), kept("decisions"), kept("errors")
+        actions, files = kept("actions"), kept("files")
         questions = tuple(i for i in requests if i.text.rstrip().endswith("?"))
         asks = tuple(i for i in requests if i not in questions)
         narrative = f"Extractive summary of {extraction.messages} message(s)"
@@ -189,12 +191,14 @@ class ExtractiveStructuredSummarizer:
             narrative += f"; the latest request: {asks[-1].text}"
         if decisions:
             narrative += f"; the latest conclusion: {decisions[-1].text}"
-        key = sorted([*decisions, *errors], key=lambda i: (i.count < 2, -i.last, i.first))
+        # an agent's commands with their outcome are key points too ("$ pytest -q (exit 1)"), and the files it read
+        # and wrote the first entities
+        key = sorted([*decisions, *errors, *actions], key=lambda i: (i.count < 2, -i.last, i.first))
         return StructuredSummary(
             narrative=narrative + ".",
             key_points=_texts(tuple(key), MAX_KEY_POINTS),
             decisions=_texts(decisions, MAX_FACET_ITEMS),
             action_items=_texts(asks[-MAX_FACET_ITEMS:], MAX_FACET_ITEMS),
             unresolved_questions=_texts(questions[-MAX_FACET_ITEMS:], MAX_FACET_ITEMS),
-            entities=_texts(kept("identifiers"), MAX_FACET_ITEMS),
+            entities=_texts((*files, *kept("identifiers")), MAX_FACET_ITEMS),
         )

@@ -1,0 +1,73 @@
+"""Chat facts: what a person states in a message (names, dates, numbers, plans), for a request item that keeps it.
+
+A chat summary that keeps only the start of each user message loses what was said at its end (a booking number
+after two sentences of small talk), and one that lists every capitalized word spends its room on the assistant's
+chatter. So a user message becomes one item (`digest`): its first sentence and the sentences that state
+something checkable later, ranked by how much they state (`fact_score`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ._identifiers import WINDOW, combined_matches
+
+__all__ = ["digest", "fact_score", "head_of", "names", "sentences"]
+
+_HEAD = 2048
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
+_NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{1,30}(?: [A-Z][a-z]{1,30}){0,3}\b")
+"""A capitalized word (or run of them) inside a sentence, after a lower-case word: a name, a place, a title."""
+
+
+def sentences(line: str) -> list[str]:
+    """The sentences of `line` (its first `WINDOW` characters)."""
+    return [s for s in _SENTENCE.split(line[:WINDOW]) if s.strip()]
+
+
+def head_of(lines: Sequence[str]) -> str:
+    """The start of a message's text (placeholders left out), at most `_HEAD` characters, without joining it all."""
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        if size >= _HEAD:
+            break
+        if line and not (line.startswith("[") and line.endswith("]")):
+            kept.append(line[: _HEAD - size])
+            size += len(kept[-1]) + 1
+    return " ".join(kept)
+
+
+def names(line: str) -> list[str]:
+    """The names in `line` (its first `WINDOW` characters): capitalized words, or runs of them, after a word in
+    small letters ("my cousin Marguerite", "reading Great Gatsby"). Identifier patterns miss them, and they are
+    most of what a person states in a chat."""
+    return _NAME.findall(line[:WINDOW])
+
+
+def fact_score(sentence: str) -> int:
+    """How much a sentence states something checkable later: identifiers (numbers with separators, money, dates,
+    codes) and names inside the sentence."""
+    window = sentence[:WINDOW]
+    return 2 * sum(1 for _ in combined_matches(window)) + len(_NAME.findall(window))
+
+
+def digest(lines: Sequence[str]) -> tuple[str, int]:
+    """What a user message says, for its item, and how much it states (`fact_score`): its head, or, when the head
+    leaves out sentences stating facts (a booking number at the end of a long message), the first sentence and
+    those, in order (the first one left out when it states nothing and does not ask: a greeting)."""
+    head = head_of(lines)
+    parts = sentences(head) if len(head) > 160 else [head]
+    if len(parts) <= 2:
+        return head, fact_score(head)
+    scores = [fact_score(x) for x in parts]
+    if not any(scores[1:]):
+        return head, scores[0]
+    # the first sentence when it states something (or asks: it is the request), else only those that do ("Hello,
+    # companion. Today I want to talk about books." says nothing a later question asks about)
+    rest = " ".join(x for x, score in zip(parts[1:], scores[1:], strict=True) if score)
+    if not (scores[0] or parts[0].rstrip().endswith("?")):
+        return "... " + rest, sum(scores)
+    text = parts[0] + " " + rest
+    return (text if len(text) >= len(head) else parts[0] + " ... " + rest), sum(scores)

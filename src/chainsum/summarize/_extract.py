@@ -1,0 +1,179 @@
+"""Reading a transcript into items: the extractive summarizer's one pass over the blocks `render_transcript` wrote.
+
+Per block: the user's requests (`_chat.digest`), the assistant's decisions (sentences with decision cues, else the
+last sentence of a message), the agent's calls and their outcomes (`_agent.AgentFacts`: files, commands with exit
+status, error lines), errors people and assistants name, and every identifier (`_identifiers`), weighted by who
+wrote it. A ``summary`` block written in this package's own format (a partial summary being consolidated) is read
+back section by section, so every item survives every level of map-reduce.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ..tokens import HeuristicCounter
+from ._agent import AgentFacts, call_head, result_head
+from ._chat import digest, names, sentences
+from ._identifiers import WINDOW
+from ._items import BY_TITLE, Collector, Extraction, Section, lines_of
+from ._transcript import parse_transcript
+
+__all__ = ["COUNTER", "extract"]
+
+COUNTER = HeuristicCounter()
+"""Counts a transcript's and a summary's tokens (stateless; its cache is bounded)."""
+
+_USER_WEIGHT = 5
+"""How much an identifier a user wrote weighs (the assistant's weigh 3, tool output's 1, each plus 1 with a digit)."""
+_COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
+_OWN_LINE = re.compile(
+    r"^(?:\(\d{1,12} more (?:items )?left out(?: for length)?\)"
+    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\.)$"
+)
+"""The lines a summary of ours writes about itself (its header, what it left out): never content."""
+_HEADER_COUNT = re.compile(r"^State snapshot \(extractive\) of (\d{1,12}) message\(s\)\.$", re.MULTILINE)
+_CUES = re.compile(
+    r"\b(?:decided|decide|decision|chose|choose|will|going to|should|must|instead|because|so that|therefore|"
+    r"conclusion|concluded|root cause|the cause|caused by|fixed|fix(?:es)?|resolved|solved|implemented|added|"
+    r"removed|changed|updated|renamed|created|replaced|switched|use|using|plan|next|done|works|passes|agreed)\b",
+    re.IGNORECASE,
+)
+_PROSE_ERROR = re.compile(
+    r"(?<!\b0 )(?<!\bno )\b(?:\w+(?:Error|Exception)\b|(?i:error:|errors:|traceback|failed|failure|fatal|panic|"
+    r"denied|refused|not found|timed out|segmentation fault|crash(?:ed|es)?|"
+    r"(?:HTTP |status )?[45]\d\d (?:error|response)))"
+)
+"""What marks an error in what people and assistants write: prose mostly talks about errors ("I'll look at the
+error logs", "invalid input is rejected"), so there the bare words "error", "invalid", "cannot" do not count; error
+names, "error:", failures and status codes do, unless counted as none ("0 failures", "no errors:"). (Tool output is
+read by `_agent`.)"""
+
+
+def extract(transcript: str, max_item_chars: int) -> Extraction:
+    """Parse the transcript's blocks and collect items per section (no budget applied)."""
+    parsed = parse_transcript(transcript)
+    # The context case shows the user messages around the span only so the summary knows what was asked (its
+    # instructions say not to summarize them): they stay in the history, and listing them again spent the
+    # summary's room on what is kept verbatim.
+    blocks = [b for b in parsed.blocks if not (parsed.kind == "context" and b.section == "context")]
+    out = Collector(max_item_chars)
+    agent = AgentFacts(max_item_chars)
+    where = 0
+    for block in blocks:
+        lines = list(lines_of(block.body))
+        if block.role == "summary":
+            for offset, line in enumerate(lines):
+                if not _OWN_LINE.match(line):
+                    out.identifiers(line, where + offset, quotes=True)
+            _summary_lines(out, lines, where)
+        elif block.role == "tool":
+            _tool_lines(out, agent, lines, where)
+        else:
+            prose = _calls(agent, lines, where) if block.role in ("assistant", "unknown") else None
+            for offset, line in enumerate(lines):
+                at = where + offset
+                code_like = line.startswith(("[tool call: ", "{", "[")) or (prose is not None and offset not in prose)
+                if code_like:
+                    out.identifiers(line, at, quotes=False, weight=1)
+                    continue
+                # what a person states weighs most: a chat comes back to the user's names, dates and numbers
+                weight = _USER_WEIGHT if block.role == "user" else 3
+                out.identifiers(line, at, quotes=True, weight=weight)
+                if block.role == "user":
+                    for name in names(line):
+                        out.add("identifiers", name, at, weight)
+                if line.startswith("$ "):
+                    out.add("actions", line, at)
+                if _PROSE_ERROR.search(line[:WINDOW]) is not None:
+                    out.add("errors", line if block.role == "assistant" else f"({block.role}) {line}", at)
+            if block.role == "user" or block.section == "context":
+                text, facts = digest(lines)
+                out.add("requests", text, where, 1 + facts)
+            elif prose is not None:
+                _assistant_lines(out, [(where + i, lines[i]) for i in sorted(prose)], where)
+        where += len(lines)
+    agent.emit(out)
+    # A partial summary being consolidated stands for the messages its header counts, not for one.
+    stood_for = sum(
+        int(m.group(1)) if b.role == "summary" and (m := _HEADER_COUNT.search(b.body, 0, 200)) else 1 for b in blocks
+    )
+    result = out.result(stood_for)
+    # Earlier summaries being consolidated do not count: a consolidation is not asked to shrink by `ratio`.
+    return replace(
+        result,
+        content_chars=sum(len(b.body) for b in blocks if b.role != "summary"),
+        read_tokens=COUNTER.count_text("\n".join(b.body for b in blocks)),
+        agent=agent.coding or bool(result.sections["files"]),
+    )
+
+
+def _calls(agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
+    """Read the tool calls of an assistant message into `agent`; the offsets of its prose lines (not a call, not
+    a call's arguments going on over the next lines, not a placeholder)."""
+    prose: set[int] = set()
+    in_call = False
+    for offset, line in enumerate(lines):
+        head = call_head(line)
+        if head is not None:
+            name, call_id, start = head
+            agent.call(name, call_id, line[start:], where + offset)
+            in_call = True
+        elif in_call and not line.startswith("[reasoning] "):
+            agent.patch_line(line, where + offset)
+        elif not ((line.startswith("[") and line.endswith("]")) or line.startswith(("{", '"'))):
+            prose.add(offset)  # not a placeholder, nor arguments an excerpt cut from their call
+    return prose
+
+
+def _assistant_lines(out: Collector, lines: Sequence[tuple[int, str]], where: int) -> None:
+    """Decisions: the sentences with a decision cue, else the last sentence of the message."""
+    found = False
+    last_sentence, last_at = "", where
+    for at, line in lines:
+        text = line[len("[reasoning] ") :] if line.startswith("[reasoning] ") else line
+        for sentence in sentences(text):
+            last_sentence, last_at = sentence, at
+            if _CUES.search(sentence[:WINDOW]):
+                out.add("decisions", sentence, at)
+                found = True
+    if not found and last_sentence:
+        out.add("decisions", last_sentence, last_at)
+
+
+def _tool_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], where: int) -> None:
+    """A tool message: its identifiers (weighing least, never quoted phrases: tool output may hold instructions
+    aimed at the model), and each result's outcome for `agent` (tool text is never a decision)."""
+    current: tuple[str, bool, int] | None = None  # (call id, flagged, offset of its first line)
+    for offset, line in enumerate(lines):
+        head = result_head(line)
+        if head is not None:
+            if current is not None:
+                agent.result(current[0], current[1], lines[current[2] : offset], where + current[2])
+            current = (head[1], head[2], offset + 1)
+            continue
+        out.identifiers(line, where + offset, quotes=False, phrases=False)
+    if current is not None:
+        agent.result(current[0], current[1], lines[current[2] :], where + current[2])
+
+
+def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> None:
+    """A partial summary: read our own section format back; other lines are treated as assistant prose."""
+    section: Section | None = None
+    prose: list[tuple[int, str]] = []
+    for offset, line in enumerate(lines):
+        heading = BY_TITLE.get(line.strip().lower())
+        if heading is not None:
+            section = heading
+        elif section is not None and line.startswith("- "):
+            text = _COUNT_SUFFIX.sub("", line[2:])
+            out.add(section, text, where + offset, 2 if section == "files" and not text.endswith("(read)") else 1)
+        elif _OWN_LINE.match(line):
+            continue
+        elif line.strip():
+            section = None
+            prose.append((where + offset, line))
+            if _PROSE_ERROR.search(line[:WINDOW]):
+                out.add("errors", line, where + offset)
+    _assistant_lines(out, prose, where)
