@@ -4,6 +4,7 @@ the extractive summarizer stays the last fallback, and every bad value raises `C
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,9 +14,9 @@ from chainsum.manager import ConfigError, ManagerConfig, summarizer_specs, summa
 from chainsum.manager._manager import ContextManager
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer
-from chainsum.summarize.llm import AnthropicSummarizer, OpenAISummarizer
+from chainsum.summarize.llm import AnthropicSummarizer, BedrockSummarizer, GeminiSummarizer, OpenAISummarizer
 from chainsum.testing import FakeLLMServer
-from chainsum.testing.fake_llm import FakeRefusal, FakeText
+from chainsum.testing.fake_llm import FakeRateLimit, FakeRefusal, FakeStall, FakeText
 from manager.manager_support import SYSTEM, Dict, turn
 
 
@@ -150,3 +151,104 @@ def test_the_new_fields_read_from_the_environment() -> None:
     config = _from_env(summarizer_timeout_seconds="2.5", recall_token_ratio="0", summary_role="system")
     assert (config.summarizer_timeout_seconds, config.recall_token_ratio, config.summary_role) == (2.5, 0.0, "system")
     assert ManagerConfig.from_env(config.to_env(), dotenv_path=None) == config
+
+
+_CLOUD_VARIABLES = (
+    "AWS_PROFILE",
+    "AWS_REGION",
+    "AWS_SESSION_TOKEN",
+    "AWS_ENDPOINT_URL",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "GOOGLE_API_KEY",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+)
+
+
+@pytest.fixture
+def cloud_env(server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Each SDK pointed at the fake by its own standard variables (dummy AWS credentials, a Gemini key, the OpenAI
+    SDK's base URL), nothing from this machine's configuration; also returned, for `ManagerConfig.from_env`."""
+    for name in _CLOUD_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    env = {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": "/nonexistent/config",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/credentials",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": server.base_url,
+        "GEMINI_API_KEY": "test-key",
+        "GOOGLE_GEMINI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "OPENAI_BASE_URL": server.openai_base_url,
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+def test_the_events_specs_bedrock_model_id_works_as_written(
+    server: FakeLLMServer, cloud_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SUMMARIZATION_MODEL_ID=us.amazon.nova-micro-v1:0``, as specs/summarizing-manager-events.md sets it, is a
+    Bedrock model: the compaction is summarized by the Bedrock fake, reached through the AWS SDK's own endpoint
+    variable."""
+    monkeypatch.setenv("SUMMARIZATION_MODEL_ID", "us.amazon.nova-micro-v1:0")
+    config = ManagerConfig.from_env(dotenv_path=None)
+    assert summarizer_specs(config) == ["bedrock:us.amazon.nova-micro-v1:0"]
+    server.script(FakeText(text="Bedrock says: the user asked about src/mod_1.py."))
+    manager = ContextManager(config, context_window=4000, archive=MemoryArchive())
+    assert [type(s) for s in manager.summarizers] == [BedrockSummarizer, ExtractiveSummarizer]
+    prepared = manager.prepare_sync(_history())
+    assert prepared.record is not None and "Bedrock says: the user asked about src/mod_1.py." in prepared.record.summary
+    assert {r.path for r in server.requests} == {"/model/us.amazon.nova-micro-v1%3A0/converse"}
+    assert {r.model for r in server.requests} == {"us.amazon.nova-micro-v1:0"}
+
+
+def test_a_preference_list_across_bedrock_gemini_and_openai_retries_then_falls_back(
+    server: FakeLLMServer, cloud_env: dict[str, str]
+) -> None:
+    """Bedrock throttled (a rate limit: retried once, then given up), Gemini refusing (never retried), OpenAI
+    answering: the manager's retry and fallback rules hold for the new providers as for the others."""
+    server.script(FakeRateLimit(), FakeRateLimit(), FakeRefusal(), FakeText(text="OpenAI wrote this summary."))
+    config = ManagerConfig.from_env(
+        {**cloud_env, "SUMMARIZATION_MODEL_PREFERENCE": "us.amazon.nova-micro-v1:0, gemini-2.5-flash, openai:mini"},
+        dotenv_path=None,
+    )
+    manager = ContextManager(config, context_window=4000, archive=MemoryArchive())
+    kinds = [type(s) for s in manager.summarizers]
+    assert kinds == [BedrockSummarizer, GeminiSummarizer, OpenAISummarizer, ExtractiveSummarizer]
+    prepared = manager.prepare_sync(_history())
+    assert prepared.record is not None and "OpenAI wrote this summary." in prepared.record.summary
+    assert [r.path for r in server.requests[:4]] == [
+        "/model/us.amazon.nova-micro-v1%3A0/converse",
+        "/model/us.amazon.nova-micro-v1%3A0/converse",
+        "/v1/models/gemini-2.5-flash:generateContent",
+        "/v1/chat/completions",
+    ]
+
+
+def test_when_bedrock_and_gemini_time_out_the_extractive_summarizer_still_summarizes(
+    server: FakeLLMServer, cloud_env: dict[str, str]
+) -> None:
+    server.default = FakeStall(seconds=30)
+    # the SDKs imported ahead: a first import can take seconds on a loaded machine, and would count as the model's
+    importlib.import_module("boto3.session")
+    importlib.import_module("google.genai")
+    config = ManagerConfig.from_env(
+        {
+            **cloud_env,
+            "SUMMARIZATION_MODEL_PREFERENCE": "bedrock:amazon.nova-lite-v1:0,gemini:gemini-2.5-flash",
+            "SUMMARIZATION_SUMMARIZER_TIMEOUT_SECONDS": "3",
+        },
+        dotenv_path=None,
+    )
+    prepared = ContextManager(config, context_window=4000, archive=MemoryArchive()).prepare_sync(_history())
+    assert prepared.record is not None and "State snapshot (extractive)" in prepared.record.summary
+    assert {r.model for r in server.requests} == {"amazon.nova-lite-v1:0", "gemini-2.5-flash"}

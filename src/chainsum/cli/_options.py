@@ -12,7 +12,7 @@ import typer
 from ..formats import FORMATS
 from ..manager import ConfigError, ManagerConfig
 from ..strategies import STRATEGIES
-from ..summarize.llm import SUMMARIZER_PROVIDERS, SUMMARIZER_SPECS
+from ..summarize.llm import SUMMARIZER_SPECS, split_spec
 from ._io import fail
 
 __all__ = [
@@ -39,7 +39,8 @@ SummarizerOpt = Annotated[
     str | None,
     typer.Option(
         "--summarizer",
-        help="extractive (default, no model) | openai:MODEL | anthropic:MODEL | litellm:MODEL; "
+        help="extractive (default, no model) | openai:MODEL | anthropic:MODEL | litellm:MODEL | bedrock:MODEL | "
+        "gemini:MODEL | a Bedrock model id (us.amazon.nova-micro-v1:0) or a gemini-... model, no prefix needed; "
         "default: SUMMARIZATION_MODEL_ID",
     ),
 ]
@@ -47,7 +48,8 @@ BaseUrlOpt = Annotated[
     str | None,
     typer.Option(
         "--base-url",
-        help="OpenAI-compatible endpoint for the summarizer (vLLM, Ollama, ...); default: SUMMARIZATION_BASE_URL.",
+        help="Endpoint for the summarizer (an OpenAI-compatible server such as vLLM or Ollama, a gateway, boto3's "
+        "endpoint_url for Bedrock); default: SUMMARIZATION_BASE_URL.",
     ),
 ]
 StrategyOpt = Annotated[
@@ -82,7 +84,7 @@ def config_from_env(
         config = replace(config, strategy=strategy)
     if summarizer is not None:
         provider, colon, _ = summarizer.partition(":")
-        if colon and provider.strip().lower() not in SUMMARIZER_PROVIDERS:
+        if colon and split_spec(summarizer) is None:
             # the flag takes the documented forms only (the environment is lenient: a model name with a colon
             # there is an OpenAI-compatible model), so a mistyped provider is a usage error, not a model name
             fail(

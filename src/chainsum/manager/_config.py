@@ -139,8 +139,9 @@ class ManagerConfig:
     """Master switch: when False the manager passes histories through untouched."""
     model_id: str | None = None
     """The summarizer model (a cheaper one than the chat model is the point): ``PROVIDER:MODEL`` (``openai:``,
-    ``anthropic:``, ``litellm:``) or a bare name for any OpenAI-compatible endpoint; ``extractive`` or None: the
-    embedded summarizer. Never used to look up the chat model's window."""
+    ``anthropic:``, ``litellm:``, ``bedrock:``, ``gemini:``), a Bedrock model id (``us.amazon.nova-micro-v1:0``) or
+    ``gemini-...`` name with no prefix, or a bare name for any OpenAI-compatible endpoint; ``extractive`` or None:
+    the embedded summarizer. Never used to look up the chat model's window."""
     model_preference: str | None = None
     """Summarizers to try in order, comma-separated (the same forms as `model_id`); overrides `model_id`."""
     base_url: str | None = None
@@ -415,7 +416,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "model_id",
         "str",
         "",
-        "The summarizer: PROVIDER:MODEL (openai:, anthropic:, litellm:) or a bare OpenAI-compatible model name; "
+        "The summarizer: PROVIDER:MODEL (openai:, anthropic:, litellm:, bedrock:, gemini:), a Bedrock model id "
+        "(us.amazon.nova-micro-v1:0) or a gemini-... model as written, or a bare OpenAI-compatible model name; "
         "unset: the extractive summarizer.",
         optional=True,
     ),
@@ -430,7 +432,8 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "base_url",
         "str",
         "",
-        "Endpoint of the LLM summarizers (vLLM, Ollama, a gateway); unset: the provider's default.",
+        "Endpoint of the LLM summarizers (vLLM, Ollama, a gateway; boto3's endpoint_url for Bedrock); unset: the "
+        "provider's default.",
         optional=True,
     ),
     _var(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from ..summarize import ExtractiveSummarizer
-from ..summarize.llm import SUMMARIZER_PROVIDERS, make_summarizer
+from ..summarize.llm import SUMMARIZER_PROVIDERS, bare_provider, make_summarizer
 from ._config import ConfigError, ManagerConfig
 from ._summarizers import AnySummarizer
 
@@ -16,14 +16,19 @@ logger = logging.getLogger(__name__)
 
 
 def summarizer_specs(config: ManagerConfig) -> list[str]:
-    """The summarizer specs of `config`, in order (``PROVIDER:MODEL``). A name without a known provider prefix is a
-    model of the OpenAI-compatible endpoint, colons and all: Ollama's ``llama3:8b`` is a model, not a provider."""
+    """The summarizer specs of `config`, in order (``PROVIDER:MODEL``). A Bedrock model id or a ``gemini-...``
+    name without a prefix is that provider's (the events spec's ``us.amazon.nova-micro-v1:0`` works as written);
+    any other name without a known provider prefix is a model of the OpenAI-compatible endpoint, colons and all:
+    Ollama's ``llama3:8b`` is a model, not a provider."""
     raw = config.model_preference if config.model_preference else config.model_id
     specs: list[str] = []
     for part in (raw or "").split(","):
         spec = part.strip()
         if not spec:
             continue
+        bare = bare_provider(spec)
+        if bare is not None:  # a Bedrock id or a Gemini name: its colon is the model's version, not a prefix
+            spec = f"{bare}:{spec}"
         provider = spec.partition(":")[0].strip().lower()
         if spec.lower() != "extractive" and (":" not in spec or (provider and provider not in SUMMARIZER_PROVIDERS)):
             if ":" in spec:  # a tag (Ollama's llama3:8b) or a fine-tune (ft:gpt-4o-mini:org::id), or a typo

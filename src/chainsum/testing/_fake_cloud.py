@@ -30,6 +30,7 @@ __all__ = ["bedrock_reply", "gemini_reply"]
 
 _BEDROCK_ERRORS = {
     400: "ValidationException",
+    401: "UnrecognizedClientException",
     403: "AccessDeniedException",
     404: "ResourceNotFoundException",
     408: "ModelTimeoutException",
@@ -38,7 +39,8 @@ _BEDROCK_ERRORS = {
     500: "InternalServerException",
     503: "ServiceUnavailableException",
 }
-"""The exception Bedrock Runtime names for each status it documents for Converse."""
+"""The exception Bedrock Runtime names for each status it documents for Converse (and, for 401, what AWS's
+signature check answers to a key it does not know)."""
 
 _GEMINI_STATUSES = {
     400: "INVALID_ARGUMENT",

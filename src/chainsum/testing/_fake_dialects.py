@@ -52,10 +52,11 @@ _PATHS: dict[str, Dialect] = {
 }
 _BEDROCK = re.compile(r"/model/(?P<model>[^/]+)/converse")
 _GEMINI = re.compile(
-    r"/(?:v1|v1beta|v1alpha|v1beta1)/(?:projects/[^/]+/locations/[^/]+/publishers/google/)?"
+    r"/(?:v1|v1beta|v1alpha|v1beta1)/(?:(?:projects/[^/]+/locations/[^/]+/)?publishers/google/)?"
     r"models/(?P<model>[^/:]+):generateContent"
 )
-"""The Gemini API's path and Vertex AI's (``projects/P/locations/L/publishers/google/models/M``)."""
+"""The Gemini API's path and Vertex AI's (``projects/P/locations/L/publishers/google/models/M``, or
+``publishers/google/models/M`` with a Vertex API key)."""
 
 
 def route(path: str) -> Route | None:

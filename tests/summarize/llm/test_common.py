@@ -9,7 +9,15 @@ import pytest
 
 from chainsum.errors import SummarizerError
 from chainsum.summarize.llm import parse_retry_after
-from chainsum.summarize.llm._common import anthropic_text, decode_json, openai_text, status_error, with_retries
+from chainsum.summarize.llm._common import (
+    anthropic_text,
+    bedrock_text,
+    decode_json,
+    gemini_text,
+    openai_text,
+    status_error,
+    with_retries,
+)
 
 NOW = 1_700_000_000.0
 
@@ -142,6 +150,41 @@ def test_anthropic_text_variants() -> None:
     assert kind_of(anthropic_text, message({"type": "text", "text": 5})) == "invalid"
     assert kind_of(anthropic_text, message("text")) == "invalid"
     assert kind_of(anthropic_text, message({"type": "text", "text": "x"}, stop="refusal")) == "refused"
+
+
+def test_bedrock_text_variants() -> None:
+    def reply(*blocks: object, stop: str = "end_turn") -> object:
+        return {"output": {"message": {"role": "assistant", "content": list(blocks)}}, "stopReason": stop}
+
+    reasoning = {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "s"}}}
+    assert bedrock_text(reply(reasoning, {"text": " sum"}, {"text": "mary "})) == "summary"
+    assert kind_of(bedrock_text, reply(reasoning)) == "empty"
+    assert kind_of(bedrock_text, reply({"text": " "})) == "empty"
+    assert kind_of(bedrock_text, reply({"text": 5})) == "invalid"
+    assert kind_of(bedrock_text, reply("text")) == "invalid"
+    # a guardrail's canned answer is text, but not a summary
+    assert kind_of(bedrock_text, reply({"text": "Sorry."}, stop="guardrail_intervened")) == "refused"
+    assert kind_of(bedrock_text, reply({"text": "x"}, stop="content_filtered")) == "refused"
+    assert kind_of(bedrock_text, {}) == "invalid"  # what botocore returns for a body that is not JSON
+    assert kind_of(bedrock_text, {"output": {"message": {"content": "not a list"}}}) == "invalid"
+
+
+def test_gemini_text_variants() -> None:
+    def reply(*parts: object, finish: str = "STOP") -> object:
+        return {"candidates": [{"content": {"role": "model", "parts": list(parts)}, "finishReason": finish}]}
+
+    thought = {"text": "thinking it over", "thought": True}
+    assert gemini_text(reply(thought, {"text": "sum"}, {"text": "mary\n"})) == "summary"
+    assert kind_of(gemini_text, reply(thought)) == "empty"
+    assert kind_of(gemini_text, reply({"text": 3})) == "invalid"
+    assert kind_of(gemini_text, reply({"text": "partial"}, finish="SAFETY")) == "refused"
+    assert kind_of(gemini_text, reply(finish="RECITATION")) == "refused"
+    assert kind_of(gemini_text, {"candidates": [{"finishReason": "MAX_TOKENS"}]}) == "empty"
+    assert kind_of(gemini_text, {"candidates": []}) == "empty"
+    assert kind_of(gemini_text, {"candidates": "x"}) == "invalid"
+    assert kind_of(gemini_text, {"promptFeedback": {"blockReason": "OTHER"}}) == "refused"
+    assert kind_of(gemini_text, {"candidates": [{"content": {"parts": "x"}}]}) == "invalid"
+    assert kind_of(gemini_text, []) == "invalid"
 
 
 def test_decode_json_rejects_bad_bytes() -> None:

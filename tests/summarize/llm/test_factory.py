@@ -33,15 +33,18 @@ def test_model_names_keep_their_colons() -> None:
     assert summarizer.model == "llama3:8b"
 
 
-@pytest.mark.parametrize("spec", ["", "gpt-4o", "mistral:large", "openai:", "openai: "])
+@pytest.mark.parametrize(
+    "spec", ["", "gpt-4o", "mistral:large", "openai:", "openai: ", "bedrock:", "gemini: ", "us.nova:0"]
+)
 def test_bad_specs_name_the_valid_forms(spec: str) -> None:
     with pytest.raises(SummarizerSpecError) as caught:
         make_summarizer(spec)
     assert isinstance(caught.value, ValueError)
     assert isinstance(caught.value, ChainsumError)
     message = str(caught.value)
-    for form in ("extractive", "openai:MODEL", "anthropic:MODEL", "litellm:MODEL"):
+    for form in ("extractive", "openai:MODEL", "anthropic:MODEL", "litellm:MODEL", "bedrock:MODEL", "gemini:MODEL"):
         assert form in message
+    assert "us.amazon.nova-micro-v1:0" in message  # the bare forms are named too
 
 
 def test_base_url_is_refused_for_extractive() -> None:

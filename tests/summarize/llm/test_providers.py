@@ -1,8 +1,10 @@
-"""The three LLM summarizers against a real loopback server speaking each provider's API.
+"""The five LLM summarizers against a real loopback server speaking each provider's API.
 
-Every case runs for OpenAI (the SDK against ``/v1/chat/completions``), Anthropic (``/v1/messages``) and LiteLLM
-(routed to the OpenAI-compatible endpoint through ``api_base``), so the failure classes are the same whichever SDK
-carries the request. No mocks: the SDKs send real HTTP to `chainsum.testing.fake_llm.FakeLLMServer`.
+Every case runs for OpenAI (the SDK against ``/v1/chat/completions``), Anthropic (``/v1/messages``), LiteLLM
+(routed to the OpenAI-compatible endpoint through ``api_base``), Bedrock (boto3 against ``/model/{id}/converse``
+through ``endpoint_url``) and Gemini (``google-genai`` against ``.../models/{model}:generateContent`` through its
+``base_url``), so the failure classes are the same whichever SDK carries the request. No mocks: the SDKs send real
+HTTP to `chainsum.testing.fake_llm.FakeLLMServer`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from chainsum.errors import SummarizerError
 from chainsum.summarize.llm import (
     DEFAULT_SYSTEM_PROMPT,
     AnthropicSummarizer,
+    BedrockSummarizer,
+    GeminiSummarizer,
     LiteLLMSummarizer,
     LLMSummarizerBase,
     OpenAISummarizer,
@@ -62,15 +66,35 @@ def _litellm(server: FakeLLMServer, **options: Any) -> LLMSummarizerBase:
     return LiteLLMSummarizer("openai/lite-test", base_url=server.openai_base_url, api_key="test-key", **options)
 
 
+def _bedrock(server: FakeLLMServer, **options: Any) -> LLMSummarizerBase:
+    return BedrockSummarizer("us.amazon.nova-micro-v1:0", base_url=server.base_url, region="us-east-1", **options)
+
+
+def _gemini(server: FakeLLMServer, **options: Any) -> LLMSummarizerBase:
+    return GeminiSummarizer("gemini-test", base_url=server.base_url, api_key="test-key", **options)
+
+
 PROVIDERS = [
     Provider("openai", _openai, "/v1/chat/completions", "gpt-test"),
     Provider("anthropic", _anthropic, "/v1/messages", "claude-test"),
     Provider("litellm", _litellm, "/v1/chat/completions", "lite-test"),
+    Provider("bedrock", _bedrock, "/model/us.amazon.nova-micro-v1%3A0/converse", "us.amazon.nova-micro-v1:0"),
+    Provider("gemini", _gemini, "/v1/models/gemini-test:generateContent", "gemini-test"),
 ]
 
 
 @pytest.fixture(params=PROVIDERS, ids=[p.name for p in PROVIDERS])
-def provider(request: pytest.FixtureRequest) -> Provider:
+def provider(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Provider:
+    # boto3 signs with whatever credentials it finds: give it dummy ones, and nothing of this machine's own
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_CONFIG_FILE": "/nonexistent",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
     return request.param
 
 
@@ -95,14 +119,27 @@ def test_success_returns_stripped_text_and_sends_the_request(provider: Provider,
 
     [request] = server.requests
     assert request.path == provider.path
+    assert request.model == provider.sent_model
     body = request.json
     assert isinstance(body, dict)
-    assert body["model"] == provider.sent_model
-    assert body["max_tokens"] == 321
-    if provider.name == "anthropic":
+    if provider.name == "bedrock":
+        assert body == {
+            "system": [{"text": DEFAULT_SYSTEM_PROMPT}],
+            "messages": [{"role": "user", "content": [{"text": "<transcript>hello</transcript>"}]}],
+            "inferenceConfig": {"maxTokens": 321, "temperature": 0.0},
+        }
+    elif provider.name == "gemini":
+        assert body == {
+            "contents": [{"role": "user", "parts": [{"text": "<transcript>hello</transcript>"}]}],
+            "systemInstruction": {"role": "user", "parts": [{"text": DEFAULT_SYSTEM_PROMPT}]},
+            "generationConfig": {"maxOutputTokens": 321, "temperature": 0.0},
+        }
+    elif provider.name == "anthropic":
+        assert body["max_tokens"] == 321
         assert body["system"] == DEFAULT_SYSTEM_PROMPT
         assert body["messages"] == [{"role": "user", "content": "<transcript>hello</transcript>"}]
     else:
+        assert body["max_tokens"] == 321
         assert body["messages"] == [
             {"role": "system", "content": DEFAULT_SYSTEM_PROMPT},
             {"role": "user", "content": "<transcript>hello</transcript>"},
@@ -114,7 +151,11 @@ def test_custom_system_prompt_is_sent(provider: Provider, server: FakeLLMServer)
     asyncio.run(provider.build(server, system_prompt="Summarize the data.")("t"))
     body = server.requests[0].json
     assert isinstance(body, dict)
-    if provider.name == "anthropic":
+    if provider.name == "bedrock":
+        assert body["system"] == [{"text": "Summarize the data."}]
+    elif provider.name == "gemini":
+        assert body["systemInstruction"]["parts"] == [{"text": "Summarize the data."}]
+    elif provider.name == "anthropic":
         assert body["system"] == "Summarize the data."
     else:
         assert body["messages"][0] == {"role": "system", "content": "Summarize the data."}
@@ -242,3 +283,7 @@ def test_settings_are_checked() -> None:
         AnthropicSummarizer("m", timeout=0)
     with pytest.raises(ValueError, match="max_tokens"):
         LiteLLMSummarizer("m", max_tokens=0)
+    with pytest.raises(ValueError, match="timeout"):
+        BedrockSummarizer("m", timeout=-1)
+    with pytest.raises(ValueError, match="retries"):
+        GeminiSummarizer("m", retries=-2)

@@ -1,4 +1,4 @@
-"""What the three LLM summarizers share: settings, the system prompt, failure classification, reply parsing, retries.
+"""What the LLM summarizers share: settings, the system prompt, failure classification, reply parsing, retries.
 
 Every failure leaves here as a `SummarizerError` whose ``kind`` the manager acts on (the ratio-trigger spec's
 failure classes): ``transport`` and ``rate_limit`` may be retried, ``empty``, ``invalid`` and ``refused`` may not
@@ -26,7 +26,9 @@ __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "LLMSummarizerBase",
     "anthropic_text",
+    "bedrock_text",
     "decode_json",
+    "gemini_text",
     "openai_text",
     "parse_retry_after",
     "require",
@@ -275,4 +277,88 @@ def anthropic_text(payload: object) -> str:
             texts.append(text)
     if not texts:
         raise SummarizerError("reply has no text blocks", kind="empty")
+    return _text_or_empty("".join(texts), "reply text")
+
+
+_BEDROCK_REFUSALS = frozenset({"guardrail_intervened", "content_filtered"})
+"""Converse stop reasons that mean the answer was blocked. A guardrail sends its canned message as the content, so
+the stop reason is read before the text."""
+
+
+def bedrock_text(payload: object) -> str:
+    """The summary in a Bedrock Converse reply (``output.message.content``): its text blocks joined, reasoning and
+    other blocks skipped.
+
+    A blocked answer (`_BEDROCK_REFUSALS`) is ``refused``; no text blocks or blank text is ``empty``; anything not
+    shaped like a Converse reply is ``invalid`` (botocore hands back an empty dictionary for a body that is not
+    JSON, so that lands here as a missing ``output``).
+    """
+    stop_reason = _field(payload, "stopReason", "reply")
+    if stop_reason in _BEDROCK_REFUSALS:
+        raise SummarizerError(f"answer blocked (stopReason {stop_reason})", kind="refused")
+    output = _field(payload, "output", "reply")
+    message = _field(output, "message", "reply.output")
+    content = _field(message, "content", "reply.output.message")
+    if not isinstance(content, list):
+        raise SummarizerError(f"reply.output.message.content is {type(content).__name__}, not a list", kind="invalid")
+    texts: list[str] = []
+    for index, block in enumerate(cast(list[object], content)):
+        text = _field(block, "text", f"reply.output.message.content[{index}]")
+        if text is None:
+            continue  # reasoningContent, toolUse, ...: not the summary
+        if not isinstance(text, str):
+            raise SummarizerError(f"reply.output.message.content[{index}].text is not text", kind="invalid")
+        texts.append(text)
+    if not texts:
+        raise SummarizerError("reply has no text blocks", kind="empty")
+    return _text_or_empty("".join(texts), "reply text")
+
+
+_GEMINI_REFUSALS = frozenset(
+    {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "LANGUAGE"}
+)
+"""Gemini finish reasons that mean the model stopped because its answer was blocked."""
+
+
+def gemini_text(payload: object) -> str:
+    """The summary in a Gemini ``generateContent`` reply (the Gemini API's and Vertex AI's): the first
+    candidate's text parts joined, thought parts skipped.
+
+    A blocked prompt (``promptFeedback.blockReason``) or a candidate stopped for safety, recitation or a blocklist
+    is ``refused``; no candidates, no parts or blank text is ``empty``; anything else not shaped like the reply is
+    ``invalid``.
+    """
+    feedback = _field(payload, "promptFeedback", "reply")
+    block_reason = None if feedback is None else _field(feedback, "blockReason", "reply.promptFeedback")
+    if block_reason:
+        raise SummarizerError(f"prompt blocked (blockReason {block_reason})", kind="refused")
+    candidates = _field(payload, "candidates", "reply")
+    if candidates is None:
+        raise SummarizerError("reply has no candidates", kind="empty")
+    if not isinstance(candidates, list):
+        raise SummarizerError(f"reply.candidates is {type(candidates).__name__}, not a list", kind="invalid")
+    items = cast(list[object], candidates)
+    if not items:
+        raise SummarizerError("reply has no candidates", kind="empty")
+    finish = _field(items[0], "finishReason", "reply.candidates[0]")
+    if finish in _GEMINI_REFUSALS:
+        raise SummarizerError(f"answer blocked (finishReason {finish})", kind="refused")
+    content = _field(items[0], "content", "reply.candidates[0]")
+    parts = None if content is None else _field(content, "parts", "reply.candidates[0].content")
+    if parts is None:
+        raise SummarizerError(f"reply has no content (finishReason {finish})", kind="empty")
+    if not isinstance(parts, list):
+        kind_name = type(parts).__name__
+        raise SummarizerError(f"reply.candidates[0].content.parts is {kind_name}, not a list", kind="invalid")
+    texts: list[str] = []
+    for index, part in enumerate(cast(list[object], parts)):
+        where = f"reply.candidates[0].content.parts[{index}]"
+        text = _field(part, "text", where)
+        if text is None or _field(part, "thought", where) is True:
+            continue
+        if not isinstance(text, str):
+            raise SummarizerError(f"{where}.text is not text", kind="invalid")
+        texts.append(text)
+    if not texts:
+        raise SummarizerError("reply has no text parts", kind="empty")
     return _text_or_empty("".join(texts), "reply text")
