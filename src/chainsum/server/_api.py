@@ -27,6 +27,7 @@ from ..store import SessionInfo, StoredEvent, StoreError, UnknownSummaryError
 from ._access import Caller, caller_of
 from ._errors import ProxyError
 from ._inputs import no_nul, resume_after
+from ._sessions import sent_messages
 from ._state import AppState, state_of
 from ._stateless import compact_document
 from ._views import context_entry, masked_ids, record_row
@@ -107,8 +108,9 @@ async def get_session(session: str, state: State, who: Who) -> dict[str, Any]:
 async def get_context(session: str, state: State, who: Who) -> dict[str, Any]:
     _own(who, session)
     live = state.sessions.get(session)
-    if live is not None and live.last_items is not None:
-        messages = live.manager.context()
+    sent = await asyncio.to_thread(sent_messages, live.fmt, live.sent, live.sent_system) if live is not None else []
+    if live is not None and sent:
+        messages = sent  # the request as it went upstream, not the manager's internal view
         source = "live"
     else:
         snapshot = await asyncio.to_thread(state.store.session_context, session)
@@ -120,15 +122,16 @@ async def get_context(session: str, state: State, who: Who) -> dict[str, Any]:
     records = {b: r.id for r in await asyncio.to_thread(state.store.records, session) for b in r.blocks}
     entries = [context_entry(state.counter, i, m, records) for i, m in enumerate(messages)]
     row = await asyncio.to_thread(_session_row, state, session)
+    history = sum(e["tokens"] for e in entries if e["kind"] != "recall")  # the blocks are `recall_tokens`
     return {
         "id": session,
         "source": source,
-        "tokens": sum(e["tokens"] for e in entries),
+        "tokens": history,
         # The request as the model gets it, counted as the gauge counts it (`tokens` is the messages' alone): the
         # recall block and what lies outside the messages (system prompt, tools, answer room, reply priming).
         "total_tokens": row["tokens"],
         "recall_tokens": row["recall_tokens"],
-        "outside_tokens": max(0, row["tokens"] - row["recall_tokens"] - sum(e["tokens"] for e in entries)),
+        "outside_tokens": max(0, row["tokens"] - row["recall_tokens"] - history),
         "window": live.window if live is not None else None,
         "recalled": list(live.recalled) if live is not None else [],
         "messages": entries,

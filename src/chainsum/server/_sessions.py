@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import FormatError
+from ..formats import load
 from ..manager import (
     AnySummarizer,
     ContextManager,
@@ -38,7 +39,7 @@ from ..manager import (
     SummarizationFailedEvent,
     WindowExceededEvent,
 )
-from ..messages import messages_to_list
+from ..messages import Message, messages_to_list
 from ..store import SqlStore
 from ..tokens import TokenCounter
 from ._hub import EventHub
@@ -47,7 +48,7 @@ from ._metrics import Metrics
 from ._passthrough import PassthroughLog, PassthroughReason, UnreadableHistory, passthrough_json
 from ._settings import ServerSettings
 
-__all__ = ["Live", "Sessions", "event_json", "failure_json"]
+__all__ = ["Live", "Sessions", "event_json", "failure_json", "sent_messages"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,6 +97,12 @@ class Live:
     """The client's history as last received (a manual compaction runs on it)."""
     last_system: object = None
     last_reserved: int = 0
+    sent: Sequence[Any] | None = None
+    """The history of the request last sent upstream, in the route's format: the manager's output (records,
+    recall blocks, masked and clipped results as they went), or the client's own items when they went unchanged.
+    What the session API and the page show: the model's view, not the manager's internal one."""
+    sent_system: object = None
+    """The system prompt sent beside `sent` where it is a field of its own (Anthropic's ``system``)."""
     tokens: int = 0
     """Tokens of the last request as sent (`Prepared.tokens_after`): the figure the gauge shows."""
     messages: int = 0
@@ -271,10 +278,12 @@ class Sessions:
                 raise UnreadableHistory(f"{_field(live.fmt)}: {exc}") from None
             except Exception as exc:
                 logger.exception("session=<%s> | preparing failed; sending the history unchanged", live.key.id)
+                live.sent, live.sent_system = items, system
                 self.metrics.failures.inc()
                 failed = failure_json(live.key.id, f"{type(exc).__name__}: {exc}")
                 self._background(self.hub.publish(live.key.id, failed))
                 return None
+            live.sent, live.sent_system = prepared.messages, system
             live.tokens = prepared.tokens_after
             live.recalled = prepared.recalled
             live.recall_tokens = prepared.recall_tokens
@@ -356,11 +365,15 @@ class Sessions:
             return
         live.touched_at = now
         info = self.info(live)
-        context = live.manager.context()
-        self._background(self._touch(live, info, context))
+        sent = (live.fmt, live.sent, live.sent_system)
+        fallback = live.manager.context()
+        self._background(self._touch(live, info, sent, fallback))
 
-    async def _touch(self, live: Live, info: dict[str, Any], context: Sequence[Any]) -> None:
+    async def _touch(
+        self, live: Live, info: dict[str, Any], sent: tuple[str, Sequence[Any] | None, object], fallback: list[Message]
+    ) -> None:
         def write() -> bool:
+            context = sent_messages(*sent) or fallback
             snapshot = json.dumps(messages_to_list(context), ensure_ascii=False)
             return self.store.touch_session(live.key.id, live.key.label, info, snapshot)
 
@@ -379,6 +392,20 @@ class Sessions:
         """Wait for the background directory writes (at shutdown, and in tests)."""
         while self._tasks:
             await asyncio.gather(*tuple(self._tasks), return_exceptions=True)
+
+
+def sent_messages(fmt: str, sent: Sequence[Any] | None, system: object = None) -> list[Message]:
+    """The messages of a request as it went upstream (`Live.sent`, `Live.sent_system`), read back from its wire
+    items: what the model got, recall blocks and records included, with a system prompt kept in a field of its own
+    first. [] when nothing was sent yet or the items cannot be read (a history that went through untouched)."""
+    if not sent:
+        return []
+    try:
+        if fmt == "anthropic" and system is not None:
+            return list(load({"system": system, "messages": list(sent)}, format=fmt).messages)
+        return list(load(list(sent), format=fmt).messages)
+    except FormatError:
+        return []
 
 
 def _field(fmt: str) -> str:

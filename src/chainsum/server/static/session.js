@@ -261,8 +261,13 @@ export function mountSession(root) {
     }
     const recordOf = new Map();
     for (const r of d.records ?? []) for (const b of r.blocks ?? []) if (!recordOf.has(b)) recordOf.set(b, r.id);
-    const items = c.messages.map((m) => contextItem(m, recordOf));
-    if (c.recalled?.length) {
+    // The context is the request as it went upstream, its recall blocks in place; a snapshot written by an older
+    // version has none, and then the block is shown before the newest user message.
+    const inPlace = c.messages.some((m) => m.kind === "recall");
+    const items = c.messages.map((m) =>
+      m.kind === "recall" && c.recalled?.length ? recallItem(c, m) : contextItem(m, recordOf),
+    );
+    if (!inPlace && c.recalled?.length) {
       let at = c.messages.length;
       while (at > 0 && c.messages[at - 1].role !== "user") at -= 1;
       items.splice(Math.max(0, at - 1), 0, recallItem(c));
@@ -315,17 +320,18 @@ export function mountSession(root) {
     );
   }
 
-  function recallItem(c) {
+  function recallItem(c, m) {
     const ids = c.recalled;
+    const tokens = m ? m.tokens : c.recall_tokens;
     return h(
       "li",
-      { class: "msg role-user kind-recall", dataset: { kind: "recall" } },
+      { class: "msg role-user kind-recall", dataset: m ? { kind: "recall", index: m.index } : { kind: "recall" } },
       h(
         "div",
         { class: "msg-head" },
         h("span", { class: "role", text: "user" }),
         h("span", { class: "kind-tag kind-recall", text: "Recalled" }),
-        c.recall_tokens ? h("span", { class: "tokens", text: `${int(c.recall_tokens)} tokens` }) : null,
+        tokens ? h("span", { class: "tokens", text: `${int(tokens)} tokens` }) : null,
       ),
       h("p", {
         class: "text",
