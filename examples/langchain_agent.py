@@ -4,16 +4,20 @@ Run: ``uv run python examples/langchain_agent.py`` (needs ``pip install "chainsu
 
 The model is chainsum's `ScriptedChatModel` (LangChain's ``GenericFakeChatModel`` cannot bind tools): it answers
 with scripted tool calls, two of them in parallel each turn, whose tools return large logs. The summaries come from
-chainsum's embedded extractive summarizer (the default: no model). After each turn the script prints what the model
+a LangChain chat model given as ``summarizer=``: here LangChain's own ``GenericFakeChatModel`` with a canned summary
+and usage (for real use, ``summarizer=ChatOpenAI(model="gpt-4.1-mini")`` or any chat model; chainsum's extractive
+summarizer takes over if it fails). After each turn the script prints what the model
 received (tokens of the system prompt, tools and messages, against the window) and what chainsum did; at the end,
 the originals of the first summary record, read back from the archive.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -21,7 +25,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from chainsum.formats.langchain import from_objects
 from chainsum.integrations.langchain import ChainsumMiddleware
-from chainsum.manager import ManagerEvent
+from chainsum.manager import ManagerEvent, SummarizationEvent
 from chainsum.testing.langchain import ScriptedChatModel
 from chainsum.tokens import HeuristicCounter
 
@@ -51,7 +55,14 @@ def script() -> list[AIMessage]:
 def main() -> None:
     events: list[ManagerEvent] = []
     model = ScriptedChatModel(responses=script())
-    chainsum = ChainsumMiddleware(context_window=WINDOW, on_event=events.append)  # mode="request" keeps the state
+    summary = AIMessage(
+        "The user is chasing slowness at 10:17; each service log read so far shows one timeout against its database.",
+        usage_metadata={"input_tokens": 900, "output_tokens": 25, "total_tokens": 925},
+    )
+    summarizer = GenericFakeChatModel(messages=itertools.repeat(summary))  # or ChatOpenAI(model="gpt-4.1-mini")
+    chainsum = ChainsumMiddleware(  # mode="request" keeps the state
+        context_window=WINDOW, summarizer=summarizer, on_event=events.append
+    )
     agent = create_agent(
         model,
         tools=[read_log],
@@ -71,6 +82,9 @@ def main() -> None:
         print(f"{question}\n  model received at most {sent} of {WINDOW} tokens; saved state: {len(saved)} messages")
     for event in events:
         print(f"  chainsum: {event.kind}, {getattr(event, 'tokens_before', 0)} -> {getattr(event, 'tokens_after', 0)}")
+        if isinstance(event, SummarizationEvent) and event.summarizer_usage is not None:
+            usage = event.summarizer_usage
+            print(f"    summarizer model: {usage.input_tokens} input + {usage.output_tokens} output tokens reported")
     record = chainsum.archive.records("incident-42")[0]
     originals = chainsum.expand(record.id)
     print(f"first summary record {record.id}: {len(originals)} originals in the archive, e.g. {originals[0]!r:.100}")

@@ -3,15 +3,19 @@
 Run: ``uv run python examples/openai_agents_agent.py``
 
 The model is a stand-in (a `Model` subclass answering from a script, the way the SDK's own tests fake one), so no API
-key or network is needed, and chainsum summarizes with its embedded extractive summarizer. With a real model, pass
-``model="gpt-4.1"`` to the `Agent` and nothing else changes. Forty questions, each answered after one tool call that
-reads a long log, go through a 6,000-token window: the session compacts, the wrapped `SQLiteSession` holds the
-summary record and the newest items, and every item taken out comes back, verified, from chainsum's archive.
+key or network is needed, and the summaries come from another stand-in `Model` given as ``summarizer=`` (it lists
+the error ids the transcript holds, and reports its usage as a real model does). With real models, pass
+``model="gpt-4.1"`` to the `Agent` and ``summarizer=OpenAIResponsesModel(...)``, or
+``model_summarizer("gpt-4.1-mini")`` (the SDK's model names), to the session; nothing else changes. Forty
+questions, each answered after one tool call that reads a long log, go through a 6,000-token window: the session
+compacts, the wrapped `SQLiteSession` holds the summary record and the newest items, and every item taken out comes
+back, verified, from chainsum's archive.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -86,9 +90,31 @@ class StandInModel(Model):
         raise NotImplementedError("this example does not stream")
 
 
+class StandInSummarizer(Model):
+    """Given chainsum's framed transcript, it answers with the error ids in it, and the usage a provider reports."""
+
+    async def get_response(
+        self, system_instructions: str | None, input: str | list[TResponseInputItem], *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        errors = sorted(set(re.findall(r"ERR-\d+", str(input))))
+        text = ResponseOutputText(
+            text=f"Failures seen so far: {', '.join(errors)}.", type="output_text", annotations=[]
+        )
+        message = ResponseOutputMessage(
+            id="msg_s", type="message", role="assistant", status="completed", content=[text]
+        )
+        usage = Usage(requests=1, input_tokens=len(str(input)) // 4, output_tokens=20)
+        return ModelResponse(output=[message], usage=usage, response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[TResponseStreamEvent]:
+        raise NotImplementedError("this example does not stream")
+
+
 def report(event: ManagerEvent) -> None:
     if isinstance(event, SummarizationEvent):
-        print(f"  compacted: {event.tokens_before:,} -> {event.tokens_after:,} tokens ({event.reason})")
+        usage = event.summarizer_usage
+        spent = f", summarizer {usage.input_tokens:,} + {usage.output_tokens} tokens" if usage else ""
+        print(f"  compacted: {event.tokens_before:,} -> {event.tokens_after:,} tokens ({event.reason}{spent})")
 
 
 async def main() -> None:
@@ -99,7 +125,12 @@ async def main() -> None:
 
     # The five lines of adoption: a session, and a filter for what a run adds.
     session = ChainsumSession(
-        "on-call-1", context_window=6000, instructions=instructions, archive=archive, on_event=report
+        "on-call-1",
+        context_window=6000,
+        instructions=instructions,
+        archive=archive,
+        summarizer=StandInSummarizer(),  # an Agents SDK Model; the extractive summarizer takes over if it fails
+        on_event=report,
     )
     run_config = RunConfig(call_model_input_filter=session.input_filter, tracing_disabled=True)
     for n in range(40):

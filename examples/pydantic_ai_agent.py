@@ -1,9 +1,11 @@
 """A pydantic-ai agent whose history chainsum keeps inside a small context window, offline.
 
 Run: ``uv run python examples/pydantic_ai_agent.py``. No model, no API key, no network: the agent's model is
-pydantic-ai's own `FunctionModel` (it calls two tools in parallel for every question, then answers), and summaries
-come from chainsum's embedded extractive summarizer. Swap ``FunctionModel(...)`` for ``"openai:gpt-4o"`` (and
-``context_window=`` for ``model="gpt-4o"``) to use a real model.
+pydantic-ai's own `FunctionModel` (it calls two tools in parallel for every question, then answers), and the summaries
+come from another `FunctionModel` given as ``summarizer=`` (it lists the orders the transcript mentions; pydantic-ai
+reports its usage). Swap ``FunctionModel(...)`` for ``"openai:gpt-4o"`` (and ``context_window=`` for
+``model="gpt-4o"``) to use a real model, and the summarizer for ``model_summarizer("openai:gpt-4.1-mini")`` (a plain
+string ``summarizer="openai:gpt-4.1-mini"`` means chainsum's own OpenAI summarizer).
 
 It asks twenty questions in one conversation at a 3,000-token window and prints, per question, the messages
 pydantic-ai keeps and each compaction (tokens before and after); then the first summary record and the originals it
@@ -11,6 +13,8 @@ replaced, read back from the archive as pydantic-ai messages.
 """
 
 from __future__ import annotations
+
+import re
 
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
@@ -20,7 +24,6 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from chainsum.integrations.pydantic_ai import ChainsumHistory
 from chainsum.manager import ManagerEvent, SummarizationEvent, WindowExceededEvent
 from chainsum.store import MemoryArchive
-from chainsum.summarize import ExtractiveSummarizer
 
 
 def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -38,12 +41,19 @@ def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> ModelRespon
     return ModelResponse(parts=[TextPart(f"Order ORD-{7700 + n - 2} shipped; its invoice total is 42.00 EUR.")])
 
 
+def summarizing_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    """The summarizer's model: it gets chainsum's system prompt and the framed transcript, and names the orders."""
+    transcript = str(messages[-1].parts[-1].content)
+    orders = sorted(set(re.findall(r"ORD-\d+", transcript)))
+    return ModelResponse(parts=[TextPart(f"Orders looked up: {', '.join(orders)}; all shipped, invoices 42.00 EUR.")])
+
+
 def main() -> None:
     events: list[ManagerEvent] = []
     archive = MemoryArchive()
     history = ChainsumHistory(
         context_window=3_000,
-        summarizers=[ExtractiveSummarizer()],
+        summarizer=FunctionModel(summarizing_model),  # or model_summarizer("openai:gpt-4.1-mini")
         archive=archive,
         session="example",
         on_event=events.append,
@@ -71,6 +81,8 @@ def main() -> None:
         print(f"question {q:2d}: {len(messages):3d} messages kept" + "".join(f", {n}" for n in notes))
 
     compactions = sum(isinstance(e, SummarizationEvent) for e in events)
+    used = [e.summarizer_usage for e in events if isinstance(e, SummarizationEvent) and e.summarizer_usage]
+    print(f"summarizer model: {sum(u.input_tokens for u in used)} input tokens, {sum(u.requests for u in used)} calls")
     over = sum(isinstance(e, WindowExceededEvent) for e in events)
     print(f"\n{compactions} compactions at a 3,000-token window; requests over it: {over}")
     record = archive.records("example")[0]

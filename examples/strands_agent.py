@@ -3,14 +3,18 @@
 Run: ``uv run python examples/strands_agent.py`` (needs ``pip install "chainsum[strands]"``; no model, no network).
 
 The model is a canned one (`chainsum.testing.strands.CannedModel`, the kind of `Model` subclass Strands' own tests
-use): it looks the order up with a tool, then answers. Summaries come from chainsum's embedded extractive
-summarizer. The window is 2,000 tokens, so after a dozen questions the oldest turns are summarized; the originals
-go to a SQLite archive, and the Strands session (a `FileSessionManager`) restores the compacted history. Swap in
-``BedrockModel(...)`` (or any Strands model) and the model's real ``context_window=`` for real use.
+use): it looks the order up with a tool, then answers. Summaries come from a dedicated summarization agent, as in
+Strands' ``SummarizingConversationManager(summarization_agent=...)``: here another canned model that lists the
+orders the transcript names (for real use, ``Agent(model="us.amazon.nova-micro-v1:0")``, a cheaper model; only its
+model is called, and chainsum's extractive summarizer takes over if it fails). The window is 2,000 tokens, so
+after a dozen questions the oldest turns are summarized; the originals go to a SQLite archive, and the Strands
+session (a `FileSessionManager`) restores the compacted history. Swap in ``BedrockModel(...)`` (or any Strands
+model) and the model's real ``context_window=`` for real use.
 """
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -19,6 +23,7 @@ from strands.session import FileSessionManager
 from strands.types.content import Message
 
 from chainsum.integrations.strands import ChainsumConversationManager
+from chainsum.manager import ManagerEvent, SummarizationEvent
 from chainsum.store import SQLiteStore
 from chainsum.testing.strands import CannedModel, CannedRequest
 
@@ -43,10 +48,24 @@ def respond(request: CannedRequest) -> Message:
     return {"role": "assistant", "content": [{"toolUse": use}]}
 
 
+def summarize(request: CannedRequest) -> Message:
+    """The summarization agent's model: chainsum's framed transcript in, the orders it names out."""
+    transcript = request.messages[-1]["content"][0]["text"]
+    orders = sorted(set(re.findall(r"ORD-\d{4}", transcript)))
+    return {"role": "assistant", "content": [{"text": f"Orders looked up so far: {', '.join(orders)}."}]}
+
+
 def main(folder: Path | None = None) -> None:
     folder = folder or Path(tempfile.mkdtemp(prefix="chainsum-strands-"))
     archive = SQLiteStore(folder / "chainsum.db")
     events: list[str] = []
+    summarizer_tokens: list[int] = []
+    summarization_agent = Agent(model=CannedModel(summarize), callback_handler=None)  # Agent(model="us.amazon...")
+
+    def on_event(event: ManagerEvent) -> None:
+        events.append(event.kind)
+        if isinstance(event, SummarizationEvent) and event.summarizer_usage is not None:
+            summarizer_tokens.append(event.summarizer_usage.input_tokens)
 
     def make_agent() -> Agent:
         return Agent(
@@ -57,7 +76,8 @@ def main(folder: Path | None = None) -> None:
                 context_window=2000,  # the model's window (tokens)
                 archive=archive,  # where the originals go
                 session="orders",
-                on_event=lambda e: events.append(e.kind),
+                summarization_agent=summarization_agent,  # its model writes the summaries
+                on_event=on_event,
             ),
             session_manager=FileSessionManager(session_id="orders", storage_dir=str(folder)),
             callback_handler=None,
@@ -72,6 +92,8 @@ def main(folder: Path | None = None) -> None:
     print(f"\ncompactions: {events.count('summarized')}, messages removed from context: {cm.removed_message_count}")
     records = archive.records("orders")
     print(f"summary records: {len(records)}; the first replaced {len(archive.expand(records[0].id))} originals")
+    print(f"the first summary: {records[0].summary.splitlines()[0][:90]!r}")
+    print(f"summarizer model: {sum(summarizer_tokens)} input tokens over {len(summarizer_tokens)} compactions")
 
     restored = make_agent()  # a new process would do the same: the session gives back the compacted history
     print(f"restored from the session: {len(restored.messages)} messages, same as before: "

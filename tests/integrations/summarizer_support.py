@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from chainsum.chain import RECORD_INTRO
+from chainsum.formats import dump, load
 from chainsum.manager import ContextManager, ManagerConfig, SummarizationEvent
 from chainsum.messages import Message, Text
 from chainsum.store import MemoryArchive
@@ -51,19 +53,26 @@ def record_text(messages: Sequence[Message]) -> str:
 
 
 def assert_fell_back(
-    manager: ContextManager, given: Sequence[Message], kind: str, caplog: pytest.LogCaptureFixture
+    manager: ContextManager,
+    given: Sequence[Message],
+    kind: str,
+    caplog: pytest.LogCaptureFixture,
+    wire: str | None = None,
 ) -> SummarizationEvent:
     """`prepare` over `given` with a failing framework model: the failure was of class `kind` (the manager's log
-    line), the extractive summarizer wrote the record, and every message taken out is in the archive."""
+    line), the extractive summarizer wrote the record, and every message taken out is in the archive. With `wire`,
+    the manager reads that format: `given` goes in written in it, and its output is read back."""
+    sent: list[Any] = list(given) if wire is None else list(dump(list(given), wire))
     with caplog.at_level(logging.WARNING, logger="chainsum.manager._summarizers"):
-        prepared = manager.prepare_sync(list(given))
+        prepared = manager.prepare_sync(sent)
+    output: Sequence[Message] = prepared.messages if wire is None else load(list(prepared.messages), wire).messages
     event = prepared.event
     assert isinstance(event, SummarizationEvent), event
     failed = [r.getMessage() for r in caplog.records if "summarizer call failed" in r.getMessage()]
     assert failed and all("summarizer=<0>" in line and f"kind=<{kind}>" in line for line in failed), failed
     assert isinstance(manager.summarizers[-1], ExtractiveSummarizer)
-    assert SUMMARY not in record_text(prepared.messages)
-    assert_nothing_lost(manager, given, prepared.messages)
+    assert SUMMARY not in record_text(output)
+    assert_nothing_lost(manager, given, output)
     return event
 
 

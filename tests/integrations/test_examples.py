@@ -1,5 +1,6 @@
 """The README's framework examples run offline, on each framework's own test model, and do what they say: the
-history is compacted and its originals come back from the archive. (Strands' example is run by its own tests.)"""
+history is compacted by summaries the framework's own (fake) model wrote, its usage reported, and its originals come
+back from the archive. (Strands' example is run by its own tests.)"""
 
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ def load(name: str, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
 @pytest.mark.parametrize(
     ("name", "needles"),
     [
-        ("langchain_agent", ("chainsum: summarized", "originals in the archive")),
-        ("openai_agents_agent", ("compacted:", "summary records:", "the first record replaced")),
-        ("pydantic_ai_agent", ("checked against their SHA-256",)),
+        ("langchain_agent", ("chainsum: summarized", "originals in the archive", "summarizer model: 900 input")),
+        ("openai_agents_agent", ("compacted:", "summary records:", "the first record replaced", ", summarizer ")),
+        ("pydantic_ai_agent", ("checked against their SHA-256", "summarizer model: ")),
     ],
 )
 def test_the_example_runs_offline(

@@ -486,3 +486,4 @@ def test_the_example_runs_offline(
     out = capsys.readouterr().out
     assert "ORD-0015: Here it is: Order ORD-0015" in out
     assert "same as before: True" in out
+    assert "the first summary: 'Orders looked up so far: ORD-0001" in out  # the summarization agent's model wrote it

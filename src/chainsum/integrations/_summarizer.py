@@ -132,6 +132,8 @@ class ModelSummarizer:
     name: str
     """What the model is, for logs and error messages (``"langchain:ChatOpenAI"``)."""
     call: ModelCall
+    model: object = None
+    """The framework's object that `call` uses (the chat model, the agent), for callers who want to look at it."""
     classify: Classify = _no_classify
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     """Sent as the system prompt: the transcript is data to summarize, never instructions (as for the built-in
@@ -172,8 +174,8 @@ def take_summarizer(kwargs: dict[str, Any], adapt: Callable[[object], ModelSumma
         if summarizer is None:
             if not callable(given):
                 raise TypeError(
-                    f"summarizer= takes a chainsum summarizer spec (a string), a {framework} model, or a callable "
-                    f"transcript -> summary; got {type(given).__name__}"
+                    f"summarizer= takes a chainsum summarizer spec (a string), a callable transcript -> summary, or a "
+                    f"model from {framework}; got {type(given).__name__}"
                 )
             summarizer = given
     fallback = [] if isinstance(summarizer, ExtractiveSummarizer) else [ExtractiveSummarizer()]

@@ -18,6 +18,12 @@ It takes `ContextManager`'s keyword arguments (``config``, ``model`` or ``contex
 - ``mode="request"``: the saved messages are never touched; ``wrap_model_call`` / ``awrap_model_call`` hand the
   model a compacted copy through ``request.override(messages=...)``.
 
+The summaries can come from the agent's own kind of model: ``summarizer=`` takes a LangChain chat model (any
+``BaseChatModel``: ``ChainsumMiddleware(context_window=..., summarizer=ChatOpenAI(model="gpt-4.1-mini"))``), or
+`model_summarizer` with LangChain's ``"provider:model"`` string (``init_chat_model``). A plain string keeps
+chainsum's meaning (``"extractive"``, ``"openai:gpt-4.1-mini"`` for chainsum's own OpenAI summarizer); see
+`chainsum.integrations._summarizer` for the rule, the fallback and the usage reported.
+
 Either way the originals of everything compacted are in chainsum's archive (``middleware.archive``, shared by every
 thread of the agent; ``archive.expand(record_id)`` gives them back, and `to_objects` turns them into LangChain
 messages again), and the model call itself always goes through ``wrap_model_call``, which is where what LangChain
@@ -54,13 +60,25 @@ from ..manager import ContextManager, Prepared
 from ..manager._recall import is_recall_message
 from ..messages import Message
 from ..store import Archive, MemoryArchive
+from ..summarize import SummarizerUsage
+from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import json_tokens
 from ._common import make_manager, require
+from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
 require("langchain.agents.middleware", package="langchain", extra="langchain")
 
 from langchain.agents.middleware import AgentMiddleware, AgentState  # noqa: E402
-from langchain_core.messages import AnyMessage, BaseMessage, RemoveMessage  # noqa: E402
+from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
+from langchain_core.messages import (  # noqa: E402
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+)
+from langchain_core.runnables import Runnable  # noqa: E402
 from langchain_core.tools import BaseTool  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402  # pyright: ignore[reportMissingTypeStubs]
@@ -69,11 +87,50 @@ if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest, ModelResponse
     from langgraph.runtime import Runtime
 
-__all__ = ["ChainsumMiddleware", "to_objects"]
+__all__ = ["ChainsumMiddleware", "model_summarizer", "to_objects"]
 
 logger = logging.getLogger(__name__)
 
 Mode = Literal["state", "request"]
+
+
+def model_summarizer(
+    model: BaseChatModel | Runnable[Any, Any] | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT
+) -> ModelSummarizer:
+    """A LangChain chat model as chainsum's summarizer: ``model.ainvoke([SystemMessage, HumanMessage])`` with
+    chainsum's system prompt and framed transcript; its ``usage_metadata`` is reported. A string is LangChain's
+    ``"provider:model"`` (``init_chat_model``, which needs that provider's LangChain package), the explicit way to
+    use LangChain's naming where ``summarizer="..."`` means chainsum's."""
+    chat: Runnable[Any, Any]
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
+
+        chat = init_chat_model(model)
+        name = f"langchain:{model}"
+    else:
+        chat = model
+        name = f"langchain:{type(model).__name__}"
+
+    async def call(system: str, transcript: str) -> ModelReply:
+        reply: object = await chat.ainvoke([SystemMessage(system), HumanMessage(transcript)])
+        if not isinstance(reply, BaseMessage):
+            return ModelReply(None)  # a runnable answering something else: no text
+        usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
+        counted = (
+            None
+            if usage is None
+            else SummarizerUsage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"])
+        )
+        refusal = reply.additional_kwargs.get("refusal")  # OpenAI's refusal, as langchain-openai carries it
+        if reply.response_metadata.get("finish_reason") == "content_filter":
+            refusal = refusal or "content filter"
+        return ModelReply(str(reply.text), counted, refusal if isinstance(refusal, str) and refusal else None)
+
+    return ModelSummarizer(name=name, call=call, model=chat, system_prompt=system_prompt)
+
+
+def _adapt(model: object) -> ModelSummarizer | None:
+    return model_summarizer(model) if isinstance(model, BaseChatModel) else None
 
 
 class _Reader:
@@ -144,7 +201,9 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     `mode`: ``"state"`` compacts the saved messages, ``"request"`` only what the model receives. `reserved_tokens`:
     room kept free besides the system prompt and the tools (the answer, if your window counts it). `count_tools`:
     count the tool definitions bound to the model against the window (default True). `max_threads`: how many
-    conversations keep a manager in memory. Every other keyword argument is `ContextManager`'s (or pass
+    conversations keep a manager in memory. ``summarizer=``: a LangChain chat model to write the summaries, a
+    chainsum summarizer spec string, or a callable (then the extractive fallback; `model_summarizer` for
+    LangChain's ``"provider:model"`` strings). Every other keyword argument is `ContextManager`'s (or pass
     ``manager=``)."""
 
     def __new__(cls, *args: Any, mode: Mode = "state", **kwargs: Any) -> ChainsumMiddleware:
@@ -172,6 +231,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.count_tools = count_tools
         self.max_threads = max_threads
         self._kwargs = dict(kwargs)
+        take_summarizer(self._kwargs, _adapt, "LangChain")  # once: every thread's manager shares the summarizers
         self._prefix: str | None = kwargs.get("session")
         self._single: ContextManager | None = None
         if manager is not None:

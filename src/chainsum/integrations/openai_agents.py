@@ -44,6 +44,13 @@ What the SDK does that this module answers (read in openai-agents 0.24's source 
 - Recall (archived originals relevant to the newest user message, `ManagerConfig.recall_token_ratio`) is per
   request: only the filter, which sees the newest user message, adds it; the session never stores it.
 
+The summaries can come from an Agents SDK model: ``summarizer=`` takes a ``Model`` (``OpenAIResponsesModel``,
+``OpenAIChatCompletionsModel``, a LiteLLM model...), called once per summary with chainsum's system prompt as the
+instructions and the framed transcript as the input, no tools, tracing off. A plain string keeps chainsum's meaning
+(``"openai:gpt-4.1-mini"`` is chainsum's own OpenAI summarizer); `model_summarizer` takes the SDK's model names
+(``model_summarizer("gpt-4.1-mini")``, through its ``MultiProvider``, ``litellm/...`` included). See
+`chainsum.integrations._summarizer` for the rule, the fallback and the usage reported.
+
 One instance serves one conversation: its `ContextManager` holds that conversation's mapping. The manager's
 ``session`` (the conversation's key in the archive) defaults to the session id.
 """
@@ -56,21 +63,36 @@ from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..errors import MissingDependencyError
+from ..errors import MissingDependencyError, SummarizerError
 from ..executor import check_budget
 from ..manager import ContextManager, Prepared
 from ..manager._recall import RECALL_INTRO
+from ..summarize import SummarizerUsage
+from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import json_tokens
 from ._common import make_manager
+from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
 try:
-    from agents import Agent, FunctionTool, Handoff, Session, SessionSettings, SQLiteSession, TResponseInputItem
+    from agents import (
+        Agent,
+        FunctionTool,
+        Handoff,
+        Model,
+        ModelBehaviorError,
+        ModelSettings,
+        ModelTracing,
+        Session,
+        SessionSettings,
+        SQLiteSession,
+        TResponseInputItem,
+    )
     from agents.memory.session_settings import resolve_session_limit
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("openai-agents", "openai-agents") from exc
 
-__all__ = ["LOST_RESULT", "ChainsumInputFilter", "ChainsumSession", "check_history", "latest"]
+__all__ = ["LOST_RESULT", "ChainsumInputFilter", "ChainsumSession", "check_history", "latest", "model_summarizer"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +124,67 @@ type (a computer or shell call, whose output has a shape of its own) is taken ou
 _ALL_ITEMS = 2_147_483_647
 """The limit that reads a wrapped session's whole history when its own `session_settings` set a smaller one (the
 SDK's compaction session uses the same)."""
+
+
+# --- the SDK's model as the summarizer ---------------------------------------------------------------------------
+
+
+def model_summarizer(model: Model | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT) -> ModelSummarizer:
+    """An Agents SDK model as chainsum's summarizer: one ``get_response`` with chainsum's system prompt as the
+    instructions, the framed transcript as the input, no tools, no tracing; the output text parts make the summary
+    (a refusal part is a refusal) and the response's usage is reported. A string is a model name as the SDK takes
+    it (``"gpt-4.1-mini"``, ``"litellm/anthropic/claude-haiku-4-5"``), resolved by its ``MultiProvider``."""
+    if isinstance(model, str):
+        from agents.models.multi_provider import MultiProvider
+
+        chosen: Model = MultiProvider().get_model(model)
+        name = f"openai-agents:{model}"
+    else:
+        chosen = model
+        name = f"openai-agents:{type(model).__name__}"
+
+    async def call(system: str, transcript: str) -> ModelReply:
+        response = await chosen.get_response(
+            system,
+            transcript,
+            ModelSettings(),
+            [],
+            None,
+            [],
+            ModelTracing.DISABLED,
+            previous_response_id=None,
+            conversation_id=None,
+            prompt=None,
+        )
+        texts: list[str] = []
+        refusal: str | None = None
+        for item in response.output:
+            if item.type != "message":
+                continue
+            for part in item.content:
+                if part.type == "output_text":
+                    texts.append(part.text)
+                else:
+                    refusal = part.refusal or "refused"
+        usage = response.usage
+        counted = SummarizerUsage(
+            input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, requests=max(usage.requests, 1)
+        )
+        return ModelReply("".join(texts) if texts else None, counted, None if texts else refusal)
+
+    return ModelSummarizer(name=name, call=call, model=chosen, classify=_classify, system_prompt=system_prompt)
+
+
+def _classify(exc: BaseException) -> SummarizerError | None:
+    """The SDK's ``ModelBehaviorError`` (an answer it could not use) is ``invalid``; the OpenAI SDK's errors, which
+    its models let through, carry their HTTP status for `failure_of`."""
+    if isinstance(exc, ModelBehaviorError):
+        return SummarizerError(f"{type(exc).__name__}: {exc}"[:200], kind="invalid")
+    return None
+
+
+def _adapt(model: object) -> ModelSummarizer | None:
+    return model_summarizer(model) if isinstance(model, Model) else None
 
 
 # --- the history's tool structure --------------------------------------------------------------------------------
@@ -281,6 +364,8 @@ class ChainsumSession:
             against the window.
         reserved_tokens: More room the session must leave: tool definitions, the next user message, the tool
             steps a run adds (or use `input_filter` too, which sees them).
+        summarizer: An Agents SDK ``Model`` to write the summaries, a chainsum summarizer spec string, or a
+            callable (then the extractive fallback; `model_summarizer` for the SDK's model names).
     """
 
     session_settings: SessionSettings | None
@@ -305,6 +390,7 @@ class ChainsumSession:
         )
         self.instructions = instructions
         self.reserved_tokens = check_budget(reserved_tokens, "reserved_tokens") or 0
+        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK")
         if manager is None:
             manager_kwargs.setdefault("session", session_id)
         self.manager: ContextManager = make_manager(manager, manager_kwargs, format=_FORMAT)
@@ -424,6 +510,7 @@ class ChainsumInputFilter:
         manager: ContextManager | None = None,
         **manager_kwargs: Any,
     ) -> None:
+        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK")
         self.manager: ContextManager = make_manager(manager, manager_kwargs, format=_FORMAT)
         self.reserved_tokens = check_budget(reserved_tokens, "reserved_tokens") or 0
         self.count_tools = count_tools

@@ -37,6 +37,13 @@ with a warning). A tool call whose result went missing would be answered by pyda
 stand-in and the loss would go unnoticed; chainsum never separates a call from its results: a pair is kept, or
 summarized and archived whole.
 
+The summaries can come from a pydantic-ai model: ``ChainsumHistory(summarizer=...)`` takes a pydantic-ai ``Model``
+(one request through ``pydantic_ai.direct.model_request``) or an ``Agent`` (run with the transcript as its prompt
+and chainsum's system prompt added to its instructions: pydantic-ai's own summarizing processors call an agent). A
+plain string keeps chainsum's meaning (``"openai:gpt-4.1-mini"`` is chainsum's own OpenAI summarizer);
+`model_summarizer` takes pydantic-ai's model names (``model_summarizer("openai:gpt-4.1-mini")``, through
+``infer_model``). See `chainsum.integrations._summarizer` for the rule, the fallback and the usage reported.
+
 Removed originals go to the manager's archive as canonical messages; `ChainsumHistory.expand` gives them back as
 pydantic-ai objects. One `ChainsumHistory` holds one `ContextManager`, which serves one session: an agent that serves
 several conversations gets one per conversation (pass it at ``agent.run(..., capabilities=[...])``), each with its
@@ -50,32 +57,111 @@ import logging
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, overload, runtime_checkable
+from typing import Any, Protocol, cast, overload, runtime_checkable
 
-from ..errors import MissingDependencyError
+from ..errors import MissingDependencyError, SummarizerError
 from ..formats import pydantic_ai as wire
 from ..formats._base import native
 from ..manager import ContextManager, Prepared
 from ..messages import Message
+from ..summarize import SummarizerUsage
+from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import json_tokens
 from ._common import make_manager
+from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
 try:
-    from pydantic_ai import RunContext
+    from pydantic_ai import Agent, RunContext
     from pydantic_ai.capabilities import AbstractCapability
-    from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest
-    from pydantic_ai.models import ModelRequestContext
+    from pydantic_ai.exceptions import (
+        ModelAPIError,
+        ModelRateLimitError,
+        ModelRequestRejectedError,
+        UnexpectedModelBehavior,
+        UsageLimitExceeded,
+    )
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelMessagesTypeAdapter,
+        ModelRequest,
+        SystemPromptPart,
+        UserPromptPart,
+    )
+    from pydantic_ai.models import Model, ModelRequestContext
     from pydantic_ai.tools import ToolDefinition
 except ImportError as exc:  # a test hides pydantic-ai to check the message
     raise MissingDependencyError("pydantic-ai-slim", "pydantic-ai") from exc
 
-__all__ = ["ChainsumCapability", "ChainsumHistory"]
+__all__ = ["ChainsumCapability", "ChainsumHistory", "model_summarizer"]
 
 logger = logging.getLogger(__name__)
 
 _RECHECK = 2
 """The newest objects of the previous list, read again for changes: after sending a request pydantic-ai records on
 it what it sent (instructions, run ids) and may add parts (capability loads)."""
+
+
+def model_summarizer(
+    model: Model | Agent[Any, Any] | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT
+) -> ModelSummarizer:
+    """A pydantic-ai model or agent as chainsum's summarizer.
+
+    A ``Model`` (or a model name as pydantic-ai spells it, ``"openai:gpt-4.1-mini"``, made by ``infer_model``) gets
+    one request: chainsum's system prompt and the framed transcript, no tools. An ``Agent`` is run with the
+    transcript as its prompt and the system prompt added to its own instructions (its tools and output type are its
+    own: it should answer text). The usage pydantic-ai reports is reported."""
+    if isinstance(model, Agent):
+        agent: Agent[Any, Any] = model
+        name = f"pydantic-ai:agent:{agent.name or type(agent.model).__name__}"
+
+        async def run_agent(system: str, transcript: str) -> ModelReply:
+            result = await agent.run(transcript, instructions=system)
+            usage = result.usage
+            counted = SummarizerUsage(
+                input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, requests=max(usage.requests, 1)
+            )
+            output: object = result.output
+            return ModelReply(output if isinstance(output, str) else None, counted)
+
+        return ModelSummarizer(name=name, call=run_agent, model=agent, classify=_classify, system_prompt=system_prompt)
+
+    from pydantic_ai.direct import model_request
+    from pydantic_ai.models import infer_model
+
+    chosen = infer_model(model) if isinstance(model, str) else model
+    name = f"pydantic-ai:{model if isinstance(model, str) else chosen.model_name}"
+
+    async def request(system: str, transcript: str) -> ModelReply:
+        response = await model_request(
+            chosen, [ModelRequest(parts=[SystemPromptPart(system), UserPromptPart(transcript)])]
+        )
+        counted = SummarizerUsage(input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens)
+        refused = "content filter" if response.finish_reason == "content_filter" else None
+        return ModelReply(response.text, counted, refused)
+
+    return ModelSummarizer(name=name, call=request, model=chosen, classify=_classify, system_prompt=system_prompt)
+
+
+def _classify(exc: BaseException) -> SummarizerError | None:
+    """pydantic-ai's error categories (its adapters sort provider errors into them): a rate limit (with the wait
+    the provider asked for), a rejected request (authentication, a missing model, a prompt over the window: the
+    same request cannot succeed), an answer it could not use or a usage limit (``invalid``: the next summarizer).
+    Other API errors (timeouts, connection, overload, 5xx) are transport failures, left to `failure_of`'s status and
+    name reading."""
+    detail = f"{type(exc).__name__}: {exc}"[:200]
+    if isinstance(exc, ModelRateLimitError):
+        return SummarizerError(detail, kind="rate_limit", retry_after=exc.retry_after)
+    if isinstance(exc, ModelRequestRejectedError | UnexpectedModelBehavior | UsageLimitExceeded):
+        return SummarizerError(detail, kind="invalid")
+    if isinstance(exc, ModelAPIError) and getattr(exc, "status_code", None) is None:
+        return SummarizerError(detail, kind="transport")
+    return None
+
+
+def _adapt(model: object) -> ModelSummarizer | None:
+    if isinstance(model, Model | Agent):
+        return model_summarizer(cast("Model | Agent[Any, Any]", model))
+    return None
 
 
 @dataclass(slots=True)
@@ -105,10 +191,13 @@ class ChainsumHistory:
     Takes `ContextManager`'s keyword arguments (``config``, ``context_window`` or ``model``, ``summarizers``,
     ``archive``, ``session``, ``on_event``, ``provider``, ...), or ``manager=`` an existing one.
     ``reserved_tokens`` is room taken by something the processor cannot see (fixed instructions given some other
-    way); `ChainsumCapability` counts tool definitions and instructions itself.
+    way); `ChainsumCapability` counts tool definitions and instructions itself. ``summarizer=``: a pydantic-ai
+    ``Model`` or ``Agent`` to write the summaries, a chainsum summarizer spec string, or a callable (then the
+    extractive fallback; `model_summarizer` for pydantic-ai's model names).
     """
 
     def __init__(self, *, manager: ContextManager | None = None, reserved_tokens: int = 0, **kwargs: Any) -> None:
+        take_summarizer(kwargs, _adapt, "pydantic-ai")
         self.manager: ContextManager = make_manager(manager, kwargs)
         self.reserved_tokens = reserved_tokens
         self.last: Prepared[Any] | None = None

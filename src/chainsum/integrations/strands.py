@@ -49,6 +49,14 @@ How it maps onto Strands (what its source does, 1.62):
   before the prompt) into one, since the Bedrock Converse API requires user and assistant turns to alternate and
   Strands sends ``agent.messages`` as they are.
 
+**The summarizer** can be a Strands model, as in Strands' ``SummarizingConversationManager(summarization_agent=...)``
+(and the spec's wiring: a dedicated, cheaper model such as Nova Micro): ``summarization_agent=`` takes a Strands
+``Agent`` and ``summarizer=`` a Strands ``Model`` (or chainsum's own spec string, or a callable). Only the agent's
+model is called, with chainsum's system prompt and framed transcript, never the agent itself: its messages, tools
+and hooks stay as they were (Strands' manager writes into its summarization agent's state and restores it after),
+and a Bedrock model id string goes through `model_summarizer`. See `chainsum.integrations._summarizer` for the
+rule, the fallback and the usage reported.
+
 One instance serves one agent (one conversation): its `ContextManager` holds that session's mapping. Pass
 ``session=`` (chainsum's key in the archive) when several conversations share one archive.
 """
@@ -63,27 +71,31 @@ import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import MissingDependencyError
+from ..errors import MissingDependencyError, SummarizerError
 from ..formats import bedrock
 from ..manager import ContextManager, ManagerConfig, Prepared
 from ..manager._recall import is_recall_message
 from ..messages import Message
+from ..summarize import SummarizerUsage
+from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import json_tokens
 from ._common import make_manager
+from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
 try:
     from strands.agent.conversation_manager import ConversationManager
     from strands.hooks import AgentInitializedEvent, BeforeModelCallEvent, HookRegistry
     from strands.middleware import InvokeModelContext, InvokeModelStage
+    from strands.models import Model
     from strands.types.content import Message as StrandsMessage
-    from strands.types.exceptions import ContextWindowOverflowException
+    from strands.types.exceptions import ContextWindowOverflowException, ModelThrottledException
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("strands-agents", "strands") from exc
 
 if TYPE_CHECKING:
     from strands.agent.agent import Agent
 
-__all__ = ["ChainsumConversationManager"]
+__all__ = ["ChainsumConversationManager", "model_summarizer"]
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +105,68 @@ _STATE_PREFIX = "chainsum_prefix"
 _LEARNED_WINDOW_SHARE = 0.9
 """After a refusal of a request counted at N tokens, the window becomes this share of N."""
 
+_DECLINED = ("content_filtered", "guardrail_intervened")
+"""Stop reasons of a model that would not answer."""
+
+
+def model_summarizer(model: Model | Agent | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT) -> ModelSummarizer:
+    """A Strands model as chainsum's summarizer: one ``model.stream`` request with chainsum's system prompt and the
+    framed transcript as the user message, no tools; the text deltas make the summary and the stream's usage
+    metadata is reported. An ``Agent`` gives its model (the agent itself is not run, so not changed). A string is
+    what Strands' ``Agent(model="...")`` takes: a Bedrock model id (``"us.amazon.nova-micro-v1:0"``)."""
+    if isinstance(model, str):
+        from strands.models import BedrockModel
+
+        chosen: Model = BedrockModel(model_id=model)
+        name = f"strands:{model}"
+    else:
+        chosen = model if isinstance(model, Model) else model.model
+        name = f"strands:{type(chosen).__name__}"
+
+    async def call(system: str, transcript: str) -> ModelReply:
+        texts: list[str] = []
+        usage: SummarizerUsage | None = None
+        stop: object = None
+        request: list[StrandsMessage] = [{"role": "user", "content": [{"text": transcript}]}]
+        async for event in chosen.stream(request, None, system):
+            raw = cast(dict[str, Any], event)  # read as the plain dicts they are: a provider may leave keys out
+            delta = _section(_section(raw, "contentBlockDelta"), "delta")
+            if isinstance(delta.get("text"), str):
+                texts.append(delta["text"])
+            stop = _section(raw, "messageStop").get("stopReason", stop)
+            reported = _section(_section(raw, "metadata"), "usage")
+            if reported:
+                usage = SummarizerUsage(
+                    input_tokens=int(reported.get("inputTokens") or 0),
+                    output_tokens=int(reported.get("outputTokens") or 0),
+                )
+        refused = f"stop reason {stop}" if stop in _DECLINED else None
+        return ModelReply("".join(texts) if texts else None, usage, refused)
+
+    return ModelSummarizer(name=name, call=call, model=chosen, classify=_classify, system_prompt=system_prompt)
+
+
+def _section(event: dict[str, Any], key: str) -> dict[str, Any]:
+    """``event[key]`` when it is a dict, else an empty one."""
+    value = event.get(key)
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def _classify(exc: BaseException) -> SummarizerError | None:
+    """Strands' own exceptions: its providers raise ``ModelThrottledException`` for a throttled request and
+    ``ContextWindowOverflowException`` for a prompt over the model's window (the same request cannot succeed)."""
+    if isinstance(exc, ModelThrottledException):
+        return SummarizerError(str(exc)[:200], kind="rate_limit")
+    if isinstance(exc, ContextWindowOverflowException):
+        return SummarizerError(str(exc)[:200], kind="invalid")
+    return None
+
+
+def _adapt(model: object) -> ModelSummarizer | None:
+    from strands.agent.agent import Agent
+
+    return model_summarizer(model) if isinstance(model, Model | Agent) else None
+
 
 class ChainsumConversationManager(ConversationManager):
     """A Strands ``ConversationManager`` that keeps the agent inside its context window with chainsum.
@@ -100,8 +174,10 @@ class ChainsumConversationManager(ConversationManager):
     Takes `ContextManager`'s arguments (``config``, ``context_window`` or ``model``, ``summarizers``, ``archive``,
     ``session``, ``on_event``, ...; the provider defaults to ``"bedrock"``, whose rules Strands' message lists follow)
     or a ready ``manager=``, made without ``format=``: it is given chainsum `Message`s (`_Codec`). `count_tool_specs`
-    counts the agent's tool specs against the window (they are sent with every request). See the module docstring
-    for how each Strands call is served.
+    counts the agent's tool specs against the window (they are sent with every request). The summaries come from
+    ``summarization_agent=`` (a Strands ``Agent``, whose model is called) or ``summarizer=`` (a Strands ``Model``, a
+    chainsum summarizer spec string or a callable), then the extractive fallback. See the module docstring for how
+    each Strands call is served.
     """
 
     def __init__(
@@ -110,11 +186,17 @@ class ChainsumConversationManager(ConversationManager):
         *,
         manager: ContextManager | None = None,
         count_tool_specs: bool = True,
+        summarization_agent: Agent | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(proactive_compression=None)  # the hook below is chainsum's trigger, not Strands' threshold
         if config is not None:
             kwargs["config"] = config
+        if summarization_agent is not None:
+            if kwargs.get("summarizer") is not None:
+                raise TypeError("pass summarization_agent= or summarizer=, not both")
+            kwargs["summarizer"] = summarization_agent
+        take_summarizer(kwargs, _adapt, "Strands")
         if manager is None:
             kwargs.setdefault("provider", "bedrock")
         self.manager: ContextManager = make_manager(manager, kwargs)
