@@ -5,6 +5,7 @@ provider, after a compaction too."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from chainsum.errors import FormatError
 from chainsum.formats import load
 from chainsum.manager import LIVE_FORMATS
 from chainsum.manager._config import ManagerConfig
+from chainsum.manager._breakpoints import count_marks
 from chainsum.manager._manager import ContextManager
 from chainsum.messages import Message, messages_to_list
 from chainsum.rules import validate
@@ -29,6 +31,23 @@ def _manager(fmt: str | None, *, window: int = WINDOW, provider: str = "openai")
     )
 
 
+def _without_marks(item: Any) -> Any:
+    """`item` (an Anthropic wire message or a `Message`) without the manager's cache mark on its last block, as
+    the caller wrote it (a one-text-block content back to the string it was written as)."""
+    if isinstance(item, Message):
+        last = item.parts[-1]
+        ns = {k: v for k, v in last.extras["anthropic"].items() if k != "fields"}
+        fields = {k: v for k, v in last.extras["anthropic"]["fields"].items() if k != "cache_control"}
+        ns = {**ns, "fields": fields} if fields else ns
+        extras = {**{k: v for k, v in last.extras.items() if k != "anthropic"}, **({"anthropic": ns} if ns else {})}
+        return replace(item, parts=(*item.parts[:-1], replace(last, extras=extras)))
+    blocks = [dict(b) for b in item["content"]]
+    blocks[-1].pop("cache_control")
+    if len(blocks) == 1 and set(blocks[0]) == {"type", "text"} and blocks[0]["type"] == "text":
+        return {**item, "content": blocks[0]["text"]}
+    return {**item, "content": blocks}
+
+
 def test_the_live_formats_are_the_documented_ones() -> None:
     assert set(LIVE_FORMATS) == {"openai", "openai-responses", "anthropic", "gemini", "bedrock", "chainsum"}
 
@@ -40,6 +59,12 @@ def test_each_format_comes_back_in_its_own_shape_after_a_compaction(fmt: str) ->
     prepared = manager.prepare_sync(items, system=system)
     assert prepared.changed and len(prepared.messages) < len(items)
     out = list(prepared.messages)
+    marked = PROVIDER[fmt] == "anthropic"  # the manager's moving cache mark on the last block (`_breakpoints`)
+    if marked:
+        assert count_marks(out[-1]) == 1 and count_marks(items[-1]) == 0
+        assert _without_marks(out[-1]) == items[-1]  # the mark is all that differs
+        assert out[-2] is items[-2]  # the caller's own objects where the model sees them unchanged
+        out[-1] = items[-1]
     back = canonical(out, fmt)  # it reads as the caller's own format
     assert validate(back, PROVIDER[fmt]) == []
     assert any(is_record_message(m) for m in back)

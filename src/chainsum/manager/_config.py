@@ -185,6 +185,11 @@ class ManagerConfig:
     rewrites, so with them the record is always a user-role message."""
     recall_token_ratio: float = 0.1
     """Share of the window for originals recalled from the archive before each request (0: no recall)."""
+    cache_breakpoints: bool = True
+    """On Anthropic, once a session is compacted, add prompt-cache breakpoints (``cache_control``) after the summary
+    record and, when the client marked none of its messages, on the request's last block; never more than
+    Anthropic's 4 a request, the client's own kept (`chainsum.manager._breakpoints`). False: the client's marks
+    only."""
     lock_wait_seconds: float = 5.0
     """How long a request over the window waits for another process compacting the same session before acting
     itself (its write is still a compare-and-set, so nothing is overwritten)."""
@@ -528,6 +533,12 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "0.1",
         "Share of the window for originals recalled from the archive before each request; 0 turns recall off.",
         range=Range(0, 0.5),
+    ),
+    _var(
+        "cache_breakpoints",
+        "bool",
+        "true",
+        "Anthropic, once compacted: cache breakpoints after the summary record and (if the client set none) the end.",
     ),
     _var(
         "lock_wait_seconds",

@@ -45,6 +45,7 @@ from ..store import Archive, MemoryArchive, SummaryRecord
 from ..strategies import AutoStrategy, Strategy, StrategyOptions, TailGuard, strategy_named
 from ..summarize import SummarizerUsage
 from ..tokens import HeuristicCounter, TiktokenCounter, TokenCounter
+from ._breakpoints import Breakpoints, count_marks
 from ._build import build_record, removed_messages
 from ._codec import Codec, alternating
 from ._config import ManagerConfig
@@ -129,6 +130,8 @@ class _Frame:
     """Messages the model sees (recall blocks left out), plus the system prompt and the reserve."""
     recall_tokens: int = 0
     """The pinned recall blocks that still stand (`_standing`): part of the request, not of the history."""
+    outside_marks: int = 0
+    """Anthropic ``cache_control`` blocks of the request outside its messages (system prompt, tools)."""
 
     @property
     def request_tokens(self) -> int:
@@ -202,6 +205,7 @@ class ContextManager:
         self._additive = isinstance(self.counter, HeuristicCounter | TiktokenCounter)
         self._priming: int | None = None
         self._pins = RecallPins()
+        self._breakpoints = Breakpoints()
         self._system: tuple[object, int] | None = None
         self.last_ratio = 0.0
         """The token ratio the last `prepare` saw."""
@@ -388,6 +392,14 @@ class ContextManager:
         tokens = self._tokens() + system_tokens + reserved
         return _Frame(items, system_tokens, reserved, tokens, sum(p.recall.tokens for p in self._standing()))
 
+    def _marking(self) -> bool:
+        """The manager adds Anthropic prompt-cache breakpoints to its requests (`chainsum.manager._breakpoints`):
+        Anthropic's wire messages, or `Message` objects bound for Anthropic, with ``cache_breakpoints`` on."""
+        fmt = self._codec.format
+        return self.config.cache_breakpoints and (
+            fmt == "anthropic" or (fmt == "messages" and self.provider == "anthropic")
+        )
+
     def _standing(self) -> list[PinnedRecall]:
         """The pinned recall blocks that still stand for what the model sees now (`RecallPins.standing`)."""
         pins = self.state.recall
@@ -410,24 +422,30 @@ class ContextManager:
         system: object = None,
         reserved_tokens: int = 0,
         force: bool = False,
+        outside_cache_marks: int = 0,
     ) -> Prepared[Any]:
         """The history to send now, in the caller's kind.
 
         `system` is a system prompt kept outside the list (Anthropic's ``system``, a framework's own field): counted
         against the window, never changed. `reserved_tokens` is more room taken elsewhere (tool definitions). With
-        `force`, compact now whatever the ratio (a manual trigger). Never raises for a summarizer failure unless
-        ``abort_on_failure`` (then `SummarizerError` is raised after the failure event)."""
-        frame, reason = self._start(messages, system, reserved_tokens, force)
+        `force`, compact now whatever the ratio (a manual trigger). For Anthropic, the manager adds prompt-cache
+        breakpoints (`chainsum.manager._breakpoints`, ``cache_breakpoints``) within the 4 a request may have:
+        `outside_cache_marks` counts the marked blocks outside `messages` and `system` (tool definitions). Never
+        raises for a summarizer failure unless ``abort_on_failure`` (then `SummarizerError` is raised after the
+        failure event)."""
+        frame, reason = self._start(messages, system, reserved_tokens, force, outside_cache_marks)
         if reason is None:
             return await self._finish(frame, None, ())
         return await self._compact(frame, reason)
 
     def _start(
-        self, messages: Sequence[Any], system: object, reserved_tokens: int, force: bool
+        self, messages: Sequence[Any], system: object, reserved_tokens: int, force: bool, outside_marks: int = 0
     ) -> tuple[_Frame, SummarizationReason | None]:
         """Read the request and decide whether to compact (no waiting: the same for `prepare` and `prepare_sync`)."""
         reserved = check_budget(reserved_tokens, "reserved_tokens") or 0
-        frame = self._frame(messages, system, reserved)
+        frame = self._frame(self._breakpoints.unmark(messages), system, reserved)
+        if self._marking():
+            frame.outside_marks = count_marks(system) + max(0, outside_marks)
         ratio = frame.tokens / self.window
         self.last_ratio = ratio
         n = self._n_out()
@@ -439,12 +457,18 @@ class ContextManager:
         return frame, "manual" if force else decide(state, ratio, n, self.config, request_ratio=request)
 
     def prepare_sync(
-        self, messages: Sequence[Any], *, system: object = None, reserved_tokens: int = 0, force: bool = False
+        self,
+        messages: Sequence[Any],
+        *,
+        system: object = None,
+        reserved_tokens: int = 0,
+        force: bool = False,
+        outside_cache_marks: int = 0,
     ) -> Prepared[Any]:
         """`prepare` for synchronous code, inside a running event loop too (it then runs on a worker thread).
 
         Most calls have nothing to do: those never start an event loop (microseconds, not the loop's tens)."""
-        frame, reason = self._start(messages, system, reserved_tokens, force)
+        frame, reason = self._start(messages, system, reserved_tokens, force, outside_cache_marks)
         if reason is not None:
             return run_sync(lambda: self._compact(frame, reason))
         prepared = self._prepared(frame, None, ())
@@ -490,6 +514,8 @@ class ContextManager:
             tokens += recalled
         if out_items is not frame.items:  # written here: keep the roles alternating where the provider needs it
             out_items = alternating(out_items, self._codec.format)
+        if self._marking():
+            out_items = self._breakpoints.place(out_items, outside=frame.outside_marks, rewritten=not self._view.empty)
         return Prepared(
             out_items,
             event,

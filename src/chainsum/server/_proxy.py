@@ -33,6 +33,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window
+from ..manager._breakpoints import count_marks
 from ..tokens import json_tokens
 from ._errors import Dialect, ProxyError, provider_error
 from ._identity import session_key
@@ -218,8 +219,12 @@ async def _prepare(
     model = body.get("model")
     live.model = model if isinstance(model, str) else ""
     extra["X-Chainsum-Session"] = live.key.id  # an older version's id, for a session it stored
+    # the tools' cache_control blocks count towards Anthropic's 4 with the ones the manager may add
+    marks = count_marks(body.get("tools")) if route.dialect == "anthropic" else 0
     try:
-        prepared = await state.sessions.prepare(live, history, system=system, reserved=_reserve(body, window, state))
+        prepared = await state.sessions.prepare(
+            live, history, system=system, reserved=_reserve(body, window, state), marks=marks
+        )
     except UnreadableHistory as exc:
         state.sessions.passthrough(key.id, route.name, "unreadable-history", exc.detail)
         extra[HEADER] = "unreadable-history"

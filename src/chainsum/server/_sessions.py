@@ -97,6 +97,7 @@ class Live:
     """The client's history as last received (a manual compaction runs on it)."""
     last_system: object = None
     last_reserved: int = 0
+    last_marks: int = 0
     sent: Sequence[Any] | None = None
     """The history of the request last sent upstream, in the route's format: the manager's output (records,
     recall blocks, masked and clipped results as they went), or the client's own items when they went unchanged.
@@ -260,20 +261,22 @@ class Sessions:
 
     # preparing ---------------------------------------------------------------------------------------------------
     async def prepare(
-        self, live: Live, items: Sequence[Any], *, system: object, reserved: int, force: bool = False
+        self, live: Live, items: Sequence[Any], *, system: object, reserved: int, force: bool = False, marks: int = 0
     ) -> Prepared[Any] | None:
         """The history to send (None: send the client's unchanged, chainsum failed open). Raises
         `UnreadableHistory` for a history chainsum cannot read: the upstream decides whether it is valid."""
         async with live.lock:
             force = force or live.force_next
             live.force_next = False
-            last = live.last_items, live.last_system, live.last_reserved
-            live.last_items, live.last_system, live.last_reserved = items, system, reserved
+            last = live.last_items, live.last_system, live.last_reserved, live.last_marks
+            live.last_items, live.last_system, live.last_reserved, live.last_marks = items, system, reserved, marks
             try:
-                prepared = await live.manager.prepare(items, system=system, reserved_tokens=reserved, force=force)
+                prepared = await live.manager.prepare(
+                    items, system=system, reserved_tokens=reserved, force=force, outside_cache_marks=marks
+                )
             except FormatError as exc:
                 # a manual compaction runs on the last history that could be read
-                live.last_items, live.last_system, live.last_reserved = last
+                live.last_items, live.last_system, live.last_reserved, live.last_marks = last
                 live.force_next = force
                 raise UnreadableHistory(f"{_field(live.fmt)}: {exc}") from None
             except Exception as exc:
@@ -313,7 +316,12 @@ class Sessions:
         if live is None or live.last_items is None:
             return None
         return await self.prepare(
-            live, live.last_items, system=live.last_system, reserved=live.last_reserved, force=True
+            live,
+            live.last_items,
+            system=live.last_system,
+            reserved=live.last_reserved,
+            force=True,
+            marks=live.last_marks,
         )
 
     # events and the directory ------------------------------------------------------------------------------------
