@@ -352,7 +352,9 @@ class ChainsumSession:
 
     Takes `ContextManager`'s keyword arguments (``config``, ``context_window`` or ``model``, ``summarizers``,
     ``archive``, ``on_event``, ``session``, ...; the format is the SDK's, ``"openai-responses"``) or a ready
-    ``manager=`` (made with ``format="openai-responses"``).
+    ``manager=`` (made with ``format="openai-responses"``), and ``summarizer=``: an Agents SDK ``Model`` to write the
+    summaries, a chainsum summarizer spec string, or a callable (then the extractive fallback; `model_summarizer`
+    for the SDK's model names).
 
     Args:
         session_id: The session's id, as the SDK uses it (and chainsum's archive key unless ``session=`` is given).
@@ -364,8 +366,6 @@ class ChainsumSession:
             against the window.
         reserved_tokens: More room the session must leave: tool definitions, the next user message, the tool
             steps a run adds (or use `input_filter` too, which sees them).
-        summarizer: An Agents SDK ``Model`` to write the summaries, a chainsum summarizer spec string, or a
-            callable (then the extractive fallback; `model_summarizer` for the SDK's model names).
     """
 
     session_settings: SessionSettings | None
