@@ -18,6 +18,7 @@ from chainsum.formats import load
 from chainsum.manager import ContextManager, ManagerConfig
 from chainsum.messages import Message
 from chainsum.strategies import AutoStrategy, Clip, Plan, PlanContext, Summarize, TailGuard
+from chainsum.strategies._guard import verbatim_tail
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
@@ -107,8 +108,28 @@ def test_the_tail_guard_drops_the_edits_planned_after_a_summary_it_shortens() ->
         )
     )
     guard = TailGuard(inner, preserve_recent=12, name="fixed")
-    ctx = PlanContext(budget=1, counter=counter, hard_limit=counter.count_messages(messages) - 1)
+    # no budget: under one the tail would give way (it alone is over a budget of a token), and this is about the
+    # guard shortening a summary that reaches into a tail it keeps
+    ctx = PlanContext(budget=None, counter=counter, hard_limit=counter.count_messages(messages) - 1)
     plan = guard.plan(messages, ctx)
     assert [s.kind for s in plan.steps] == ["summarize"]
     summarize = plan.steps[0]
     assert isinstance(summarize, Summarize) and summarize.end <= len(messages) - 12
+
+
+def test_the_verbatim_tail_gives_way_when_it_alone_is_over_the_budget() -> None:
+    """Kept whole, a tail over the budget leaves the history over it whatever is done before it (Codex at a 40K
+    window: five tool steps above the 32K trigger after every compaction): the guard keeps the most of the newest
+    messages that fit the budget, at least the newest one."""
+    messages = list(load(agent_session(60, seed=3)).messages)
+    counter = HeuristicCounter()
+    sizes = [counter.count_message(m) for m in messages]
+    tail = sum(sizes[-10:])
+    assert verbatim_tail(messages, 10, PlanContext(budget=tail, counter=counter)) == 10
+    assert verbatim_tail(messages, 10, PlanContext(budget=None, counter=counter)) == 10
+    for budget in (tail - 1, tail // 2, sum(sizes[-3:]), sizes[-1] + 1):
+        keep = verbatim_tail(messages, 10, PlanContext(budget=budget, counter=counter))
+        assert 1 <= keep < 10
+        assert keep == 1 or sum(sizes[-keep:]) <= budget  # the newest message stays, whatever its size
+        assert budget < sum(sizes[-keep - 1 :])
+    assert verbatim_tail(messages, 10, PlanContext(budget=1, counter=counter)) == 1

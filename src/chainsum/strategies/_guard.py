@@ -69,7 +69,14 @@ class TailGuard:
     (the window: keeping the tail verbatim would make the request fail; both are archived and reversible), and an
     eviction, which only happens then. A mask or clip after a summary it shortened or left out goes too (it was
     planned with the messages now kept verbatim summarized, and would cut newer output while they stay whole).
-    `finish` (safe-split's post-processing) passes through."""
+    `finish` (safe-split's post-processing) passes through.
+
+    The tail gives way, newest message last, when it alone is larger than the budget (`verbatim_tail`): kept whole
+    it would leave the compaction over its target whatever is done before it (a Codex session at a 40K window kept
+    five tool steps, 35.8-38.7K tokens, above the 32K trigger, and compacted on every request from the 6th on). The
+    messages it gives up are planned like any older ones, cheapest step first (their tool output masked before
+    anything is summarized), so a compaction lands at its budget and leaves the room up to the trigger for the
+    next steps."""
 
     inner: Strategy
     preserve_recent: int
@@ -77,9 +84,9 @@ class TailGuard:
 
     def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
         over_hard = ctx.hard_limit is not None and ctx.counter.count_messages(messages) > ctx.hard_limit
-        inner_ctx = replace(ctx, keep_recent=0 if over_hard else self.preserve_recent)
-        plan = self.inner.plan(messages, inner_ctx)
-        limit = len(messages) - self.preserve_recent
+        keep = verbatim_tail(messages, self.preserve_recent, ctx)
+        plan = self.inner.plan(messages, replace(ctx, keep_recent=0 if over_hard else keep))
+        limit = len(messages) - keep
         if not plan or all(_end(s) <= limit for s in plan.steps):
             return plan
         cuts = safe_cuts(messages)
@@ -113,7 +120,7 @@ class TailGuard:
             # it no longer covers summarized: kept whole now, they are older than those edits, and the newest tool
             # output is the last thing to lose (DESIGN invariant 11). The next round plans again.
             steps = [s for s in steps if not (isinstance(s, Mask | Clip) and s.index >= shortened)]
-        note = f"{plan.note}; the last {self.preserve_recent} messages kept verbatim"
+        note = f"{plan.note}; the last {keep} messages kept verbatim"
         return Plan(tuple(steps), note=note)
 
     def finish(self, messages: Sequence[Message]) -> Sequence[Message]:
@@ -121,6 +128,21 @@ class TailGuard:
         if callable(inner_finish):
             return cast("Sequence[Message]", inner_finish(messages))
         return messages
+
+
+def verbatim_tail(messages: Sequence[Message], preserve_recent: int, ctx: PlanContext) -> int:
+    """How many of the newest messages stay verbatim: `preserve_recent`, fewer when those alone are over
+    `ctx.budget` (the most of them that fit it, the newest first; at least the newest message, which the strategies
+    protect anyway as the current turn)."""
+    keep = min(preserve_recent, len(messages))
+    if ctx.budget is None or keep == 0:
+        return keep
+    total = 0
+    for k in range(1, keep + 1):
+        total += ctx.counter.count_message(messages[-k])
+        if total > ctx.budget:
+            return max(1, k - 1)
+    return keep
 
 
 def _end(step: Step) -> int:
