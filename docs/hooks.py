@@ -77,13 +77,43 @@ def _shown(default: object) -> str:
     return f"`{default}`"
 
 
+def serve_options() -> dict[str, str]:
+    """Every option of ``chainsum serve`` (its flag) and the `chainsum.server.ServerSettings` field it sets (""
+    for none): the field the variable named in its help sets (``Env: CHAINSUM_...``), else the field of the
+    parameter's name."""
+    import re
+    import typing
+
+    from chainsum.cli._serve import serve_cmd
+    from chainsum.manager import ENV_VARS
+    from chainsum.server import VARIABLES, ServerSettings
+
+    by_variable = {v: k for k, v in VARIABLES.items()} | {v.name: v.field for v in ENV_VARS}
+    fields = {f.name for f in dataclasses.fields(ServerSettings)}
+    options: dict[str, str] = {}
+    for name, hint in typing.get_type_hints(serve_cmd, include_extras=True).items():
+        for meta in getattr(hint, "__metadata__", ()):
+            # typer.Option("--flag", ...) inside Annotated keeps its first name as the `default`
+            first = getattr(meta, "default", None)
+            decls = [d for d in (first, *(getattr(meta, "param_decls", None) or ())) if isinstance(d, str)]
+            decls = [d for d in decls if d.startswith("-")]
+            if not decls:
+                continue
+            named = re.findall(r"\b(?:CHAINSUM|SUMMARIZATION)_[A-Z_]+\b", str(getattr(meta, "help", "") or ""))
+            field = next((by_variable[v] for v in named if v in by_variable), name if name in fields else "")
+            options[decls[0]] = field
+    return options
+
+
 def server_env_table() -> str:
-    """Every `chainsum.server.ServerSettings` field, with its ``CHAINSUM_*`` variable (`chainsum.server.VARIABLES`)
-    or, for the context window, its ``SUMMARIZATION_*`` one; the manager's thresholds are in their own table."""
+    """Every `chainsum.server.ServerSettings` field, with the ``chainsum serve`` option that sets it and its
+    ``CHAINSUM_*`` variable (`chainsum.server.VARIABLES`) or, for the context window, its ``SUMMARIZATION_*``
+    one; then the options that set no field. The manager's thresholds are in their own table."""
     from chainsum.manager import ENV_VARS
     from chainsum.server import VARIABLES, ServerSettings
 
     manager_vars = {v.field: v.name for v in ENV_VARS}
+    flags = {field: flag for flag, field in serve_options().items() if field}
     docs = _field_docstrings(ServerSettings)
     rows: list[list[str]] = []
     for field in dataclasses.fields(ServerSettings):
@@ -93,12 +123,16 @@ def server_env_table() -> str:
         rows.append(
             [
                 f"`{field.name}`",
+                f"`{flags[field.name]}`" if field.name in flags else "none",
                 f"`{variable}`" if variable else "none",
                 _shown(field.default),
                 docs.get(field.name, ""),
             ]
         )
-    return _table(["`ServerSettings` field", "Variable", "Default", "Description"], rows)
+    for flag, field in serve_options().items():
+        if not field:
+            rows.append(["none", f"`{flag}`", "none", "", "an option of the command alone"])
+    return _table(["`ServerSettings` field", "Option", "Variable", "Default", "Description"], rows)
 
 
 def exports_table() -> str:

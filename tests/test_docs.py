@@ -275,6 +275,20 @@ def test_the_server_table_has_every_variable() -> None:
         assert f"`{variable}`" in table
 
 
+def test_the_server_tables_have_every_option_and_variable() -> None:
+    """The configuration page's table (generated) and the README's (written by hand) name every option of
+    ``chainsum serve`` and every ``CHAINSUM_*`` variable it reads."""
+    from chainsum.server import VARIABLES
+
+    options = hooks().serve_options()
+    assert {"--upstream-timeout", "--session-idle-timeout", "--log-level"} <= set(options)
+    table = hooks().server_env_table()
+    readme = README.read_text(encoding="utf-8")
+    for name in [*options, *VARIABLES.values()]:
+        assert f"`{name}`" in table, name
+        assert f"`{name}`" in readme, f"README.md's table of server settings lacks {name}"
+
+
 def test_the_layers_table_lists_every_package() -> None:
     packages = {p.name for p in (ROOT / "src" / "chainsum").iterdir() if (p / "__init__.py").is_file()}
     table = hooks().layers_table()

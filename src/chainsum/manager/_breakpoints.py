@@ -47,6 +47,8 @@ LIMIT: Final = 4
 """Anthropic: "A maximum of 4 blocks with cache_control may be provided"."""
 EPHEMERAL: Final[Mapping[str, str]] = {"type": "ephemeral"}
 _NAME: Final = "anthropic"
+_DRIFT: Final = 8
+"""How far from where it went a marked item sent back is looked for (`Breakpoints.unmark`)."""
 _MARKABLE: Final = frozenset({"text", "image", "document", "tool_use", "tool_result", "search_result"})
 """Wire blocks that may carry ``cache_control`` (thinking blocks may not: Anthropic caches them with the turn)."""
 
@@ -145,6 +147,20 @@ def _is_record_item(item: object) -> bool:
     return isinstance(content, list) and any(_is_record_block(b) for b in cast(list[Any], content))
 
 
+def _leading_record(items: Sequence[Any]) -> int | None:
+    """The last record of the run of system messages and records that opens `items` (where chainsum writes its
+    record: at the cut, before what it kept), or None. Only that run is read, not the whole history: this runs on
+    every request, and a history of thousands of items would cost a scan of all of them each time."""
+    record: int | None = None
+    for k in range(len(items) - 1):
+        item = items[k]
+        if _is_record_item(item):
+            record = k
+        elif not _is_system(item):
+            break
+    return record
+
+
 def _is_system(item: object) -> bool:
     if isinstance(item, Message):
         return item.role == "system"
@@ -198,10 +214,13 @@ class Breakpoints:
         before the mark; `items` itself when there is none (a caller keeping its own history)."""
         out: list[Any] | None = None
         for k, sent, before in self._sent:
-            if k < len(items) and items[k] is not before and items[k] == sent:
-                if out is None:
-                    out = list(items)
-                out[k] = before
+            # where it went, or a few items off (a caller that left out what it took for chainsum's, a recall block)
+            for j in sorted(range(max(0, k - _DRIFT), min(len(items), k + _DRIFT + 1)), key=lambda j: abs(j - k)):
+                if items[j] is not before and items[j] == sent:
+                    if out is None:
+                        out = list(items)
+                    out[j] = before
+                    break
         return items if out is None else out
 
     def place(self, items: Sequence[Any], *, outside: int, rewritten: bool) -> Sequence[Any]:
@@ -210,7 +229,9 @@ class Breakpoints:
         `rewritten`: the manager's view of the history is not the caller's (it compacted); a request that neither
         is rewritten nor holds a record goes as it came."""
         self._sent = []
-        record = next((k for k in range(len(items) - 2, -1, -1) if _is_record_item(items[k])), None)
+        record = _leading_record(items)
+        if record is None and rewritten:  # a record behind other messages (not where chainsum writes it): look further
+            record = next((k for k in range(len(items) - 2, -1, -1) if _is_record_item(items[k])), None)
         if not rewritten and record is None:
             return items
         client = count_marks(items)

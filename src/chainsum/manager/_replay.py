@@ -38,6 +38,7 @@ from ..rules import validate
 from ..tokens import TokenCounter
 from ._events import SummarizationEvent, SummarizationFailedEvent
 from ._manager import ContextManager, Prepared
+from ._prompt_cache import BreakpointCache
 from ._recall import is_recall_message
 from ._summarizers import AnySummarizer
 
@@ -124,6 +125,9 @@ class TurnReport:
     recalled: tuple[str, ...] = ()
     """Archive ids of the originals recalled into this request."""
     prefix_break: bool = False
+    breakpoint_cached_tokens: int | None = None
+    """Of `context_tokens`, what Anthropic's cache would serve given the ``cache_control`` marks the request carries
+    (`chainsum.manager._prompt_cache`); None unless the replay targets Anthropic."""
     """Not the previous request plus new messages, and no compaction either (see the module docstring)."""
     summarizer_output_tokens: int = 0
     summarizer_cost_usd: float = 0.0
@@ -191,11 +195,18 @@ class ReplayReport:
             "over_window": sum(x.over_window for x in t),
             # requests that rewrote what was sent before without compacting: each one a prompt cache thrown away
             "prefix_breaks": sum(x.prefix_break for x in t),
+            # Anthropic only: what the cache_control marks (the manager's: a recording holds none) make cacheable
+            "breakpoint_cached_input_tokens": bp if (bp := self._breakpoint_cached()) is not None else None,
+            "breakpoint_cache_hit_share": round(bp / sent, 6) if bp is not None and sent else None,
             "recalled": sum(len(x.recalled) for x in t),
             "invalid": sum(x.valid is False for x in t),
             "final_depth": self.final_depth,
             "seconds": round(sum(x.seconds for x in t), 6),
         }
+
+    def _breakpoint_cached(self) -> int | None:
+        counts = [x.breakpoint_cached_tokens for x in self.turns]
+        return sum(c for c in counts if c is not None) if counts and None not in counts else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -277,6 +288,7 @@ async def replay(
     failures = 0
     history: list[Message] = []
     previous: Sequence[Message] = ()
+    anthropic = BreakpointCache() if manager.provider == "anthropic" else None
     pos = 0
     for n, cut in enumerate(cuts):
         history.extend(messages[pos:cut])
@@ -295,7 +307,10 @@ async def replay(
             failures += 1
             reason = f"failed:{prepared.event.error_kind}"
         context = prepared.tokens_after
-        k = _common_prefix(sent, previous)
+        # the manager's cache marks taken off: the one it moves to the newest message is no prefix break
+        plain = list(manager._breakpoints.unmark(sent))  # pyright: ignore[reportPrivateUsage]
+        k = _common_prefix(plain, previous)
+        breakpoint_cached = min(context, anthropic.read(sent, tokens.total)) if anthropic is not None else None
         cached = min(context, tokens.total(sent[:k])) if k else 0
         s_calls = (counting.calls - calls0) if counting else 0
         s_tokens = (counting.input_tokens - tokens0) if counting else 0
@@ -322,11 +337,12 @@ async def replay(
                 prefix_break=bool(previous) and k < len(previous) and not prepared.rewritten,
                 summarizer_output_tokens=s_out,
                 summarizer_cost_usd=s_cost,
+                breakpoint_cached_tokens=breakpoint_cached,
             )
         )
         if adopt:
             history = [m for m in sent if m.role != "user" or m not in recall_messages(prepared)]
-        previous = sent
+        previous = plain
         if progress is not None:
             progress(n + 1, len(cuts))
     strategy = manager.strategy if isinstance(manager.strategy, str) else type(manager.strategy).__name__
