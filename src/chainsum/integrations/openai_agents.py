@@ -500,6 +500,7 @@ class ChainsumInputFilter:
     The agent's function tools and handoffs are counted against the window when `count_tools` (hosted and MCP tools
     are not: reserve room for them with `reserved_tokens`). Takes `ContextManager`'s keyword arguments or
     ``manager=``; pass ``session=`` (the conversation's key in the archive) when one archive serves several.
+    ``summarizer=`` is as for `ChainsumSession`: an Agents SDK ``Model``, a chainsum spec string, or a callable.
     """
 
     def __init__(
