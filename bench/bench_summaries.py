@@ -35,7 +35,7 @@ from typing import Any, cast
 
 from chainsum import formats
 from chainsum.manager import ContextManager, ManagerConfig
-from chainsum.messages import Message, ToolCall
+from chainsum.messages import Message, Text, ToolCall
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer, clip_body, render_body, render_transcript
 from chainsum.testing import corpora_root, iter_documents
@@ -49,6 +49,8 @@ _PATCH_HEADER = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULT
 _EXIT = re.compile(r"(?:Exit code:? |\"exit_code\": ?|Process exited with code )(-?\d+)")
 _ERROR_LINE = re.compile(r"(?i)error|failed|traceback|panic|fatal|exception")
 _HEAD = 60
+_NOTE = re.compile(r"\[[^\]]*\]")
+"""A text part that is only a bracketed note ("[Request interrupted by user for tool use]"): not a request."""
 
 
 def fold(text: str) -> str:
@@ -89,8 +91,9 @@ def truth(span: Sequence[Message]) -> Truth:
     out = Truth()
     calls: dict[str, ToolCall] = {}
     for m in span:
-        if m.role == "user" and not m.tool_results and m.text.strip():
-            out.requests.append(fold(m.text)[:_HEAD])
+        said = [p.text for p in m.parts if isinstance(p, Text) and not _NOTE.fullmatch(p.text.strip())]
+        if m.role == "user" and said and "".join(said).strip():
+            out.requests.append(fold(" ".join(said)))
         for call in m.tool_calls:
             calls[call.id] = call
             args = _json(call.arguments)
@@ -133,6 +136,14 @@ def spans_of(messages: Sequence[Message], size: int) -> list[list[Message]]:
     return out
 
 
+def named(kind: str, item: str, folded: str) -> bool:
+    """Whether a summary (whitespace folded) names `item`: verbatim; a request when one of its sentences starts
+    the same way for 30 characters (a summary keeps a request's first sentence or the ones that state facts)."""
+    if kind != "requests":
+        return item in folded
+    return any(head[:30] in folded for head in re.split(r"(?<=[.!?]) ", item) if head.strip())
+
+
 @dataclass
 class Score:
     found: dict[str, int] = field(default_factory=dict[str, int])
@@ -142,7 +153,7 @@ class Score:
         folded = fold(text)
         for kind, items in facts.kinds().items():
             self.total[kind] = self.total.get(kind, 0) + len(items)
-            self.found[kind] = self.found.get(kind, 0) + sum(1 for x in items if x in folded)
+            self.found[kind] = self.found.get(kind, 0) + sum(1 for x in items if named(kind, x, folded))
 
     def share(self, kind: str) -> str:
         total = self.total.get(kind, 0)

@@ -315,7 +315,15 @@ class ExtractiveSummarizer:
         for name in others:
             keep: list[Item] = []
             used = len(TITLES[name]) + 2
-            for item in ranked[name]:
+            items = ranked[name]
+            if name == "requests" and allowance[name] < needs[name] and len(items) > 1:
+                # several requests in too little room: each cut to its part ("did you push?" after a long task
+                # notification is as much the request as the task)
+                part = max(2 * MIN_SHORTENED, (allowance[name] - used) // len(items) - 8)
+                items = [
+                    i if len(i.text) <= part else replace(i, text=i.text[: part - 3].rstrip() + "...") for i in items
+                ]
+            for item in items:
                 if used + cost(item) > allowance[name]:
                     room_left = allowance[name] - used - 8
                     if room_left >= MIN_SHORTENED:  # the next item, cut to the room left: it grows with the room
