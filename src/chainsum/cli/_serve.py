@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import secrets
+import signal
+from types import FrameType
 from typing import Annotated, cast
 
 import typer
@@ -117,6 +119,10 @@ def serve_cmd(
         if value is not None:
             os.environ[names[key]] = _env_text(value)
     _announce(settings.host, settings.port, no_auth=settings.no_auth, token=settings.api_token)
+    # uvicorn takes SIGTERM over while it serves, shuts down gracefully, then raises the signal again with the handler
+    # found before it: this one, so that a clean stop exits 0 (a service manager reads a signalled exit as a failure),
+    # as does a SIGTERM that comes before uvicorn has started.
+    signal.signal(signal.SIGTERM, _stopped)
     uvicorn.run(
         "chainsum.server._factory:app_from_env",
         factory=True,
@@ -128,7 +134,15 @@ def serve_cmd(
         # Longer than clients keep an idle connection (httpx: 5 s, the default of uvicorn too): the client closes
         # first, so it never sends a request on a connection the server is closing at that moment.
         timeout_keep_alive=65,
+        # SIGTERM: stop accepting, give the requests in flight this long to finish, then the app's shutdown (its
+        # preparations end, session locks are released, the pools close) and exit 0.
+        timeout_graceful_shutdown=max(1, round(settings.shutdown_timeout_s)),
     )
+
+
+def _stopped(signum: int, frame: FrameType | None) -> None:
+    del signum, frame
+    raise SystemExit(0)
 
 
 def _env_text(value: object) -> str:

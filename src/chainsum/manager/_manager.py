@@ -28,9 +28,10 @@ managers (processes, machines) may serve the same session through one store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -138,6 +139,9 @@ class _Frame:
         """The request as it would go: `tokens` and the recall blocks."""
         return self.tokens + self.recall_tokens
 
+
+_LOCK_POLL_S = 0.02
+"""How often a manager waiting for its session's summarization lock asks for it again (`_session_lock`)."""
 
 _SEPARATE_SYSTEM = frozenset({"anthropic", "gemini", "bedrock"})
 """Live formats whose system prompt is a separate request field, not a message of the list."""
@@ -644,7 +648,7 @@ class ContextManager:
         tokens_before = self._tokens() + frame.system_tokens + frame.reserved
         over_window = frame.request_tokens > self.window
         wait = self.config.lock_wait_seconds if over_window else 0.0
-        with self.archive.try_lock(self.session, wait_s=wait) as held:
+        async with self._session_lock(wait) as held:
             if not held and not over_window:
                 logger.info("session=<%s> | another process is compacting this session; history kept", self.session)
                 return await self._finish(frame, None, ())
@@ -668,6 +672,20 @@ class ContextManager:
                     logger.info("session=<%s> | compacted elsewhere since the last call; using that", self.session)
                     return await self._finish(frame, None, ())
             return await self._run(frame, reason, tokens_before, started)
+
+    @contextlib.asynccontextmanager
+    async def _session_lock(self, wait_s: float) -> AsyncGenerator[bool]:
+        """The session's summarization lock (`Archive.try_lock`), waited for up to `wait_s` seconds with awaits:
+        asked again every `_LOCK_POLL_S` seconds and `asyncio.sleep` between, never the store's own sleeping wait,
+        so that waiting for another process to finish compacting this session holds up nothing else on the
+        caller's event loop (issue 20: a proxy's every session and ``/healthz`` stalled for the whole wait)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            with self.archive.try_lock(self.session) as held:
+                if held or time.monotonic() >= deadline:
+                    yield held
+                    return
+            await asyncio.sleep(min(_LOCK_POLL_S, max(0.0, deadline - time.monotonic())))
 
     def _budgets(self, frame: _Frame, reason: SummarizationReason, tokens: int) -> tuple[int, int]:
         """(budget, hard limit) for the messages the model sees, with the system prompt and reserve taken off."""

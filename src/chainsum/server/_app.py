@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -34,6 +35,9 @@ from ._upstream import Upstream
 __all__ = ["create_app", "open_store"]
 
 logger = logging.getLogger(__name__)
+
+_SWITCH_INTERVAL_S = 0.001
+"""The interpreter's switch interval while the app runs (see the lifespan)."""
 
 
 def open_store(settings: ServerSettings) -> SqlStore:
@@ -80,6 +84,11 @@ def create_app(
         )
         await hub.start()
         sessions.start()
+        # Preparations run on worker threads (`_offload`); a compaction computes there for seconds. The interpreter
+        # hands its lock from such a thread to the serving loop every switch interval (5 ms by default), and one
+        # request of another session waits that long at each of its dozen steps: at most 1 ms while the app runs.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(min(switch, _SWITCH_INTERVAL_S))
         logger.info(
             "upstream=<%s>, anthropic_upstream=<%s> | chainsum serve ready",
             settings.upstream,
@@ -89,11 +98,15 @@ def create_app(
             yield
         finally:
             await sessions.stop()
+            # the requests in flight have ended (uvicorn waits for them); a preparation cut off from its request
+            # still runs on its worker: let it end, so that its session's lock is released, then close the workers
+            await sessions.shutdown(settings.shutdown_timeout_s)
             await sessions.drain()
             await hub.close()
             await upstream.aclose()
             if store is None:
                 opened.close()
+            sys.setswitchinterval(switch)
 
     app = FastAPI(
         title="chainsum",

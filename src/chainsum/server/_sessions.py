@@ -5,6 +5,10 @@ while the first attempt is being prepared waits for it instead of racing it). Th
 the store, so any process serving the session next continues from it; the store's session lease makes one of
 several processes summarize while the others wait and take its result.
 
+Each preparation runs on a worker thread (`_offload.Offload`), never on the event loop: the manager's reading,
+store calls, a wait for another instance's lock and a long compaction hold up only their own session's request.
+Its events come back to the loop (`Offload.at_home`) to be published, and the session's figures are set there.
+
 The session directory (`chainsum.store.SessionDirectory`) is written in the background, at most once a second per
 session plus at every compaction: the tokens in use, the window, the compactions, and a snapshot of the context the
 model saw, so that the session API of any instance can show it. A failure of any of that is logged and never
@@ -45,6 +49,7 @@ from ..tokens import TokenCounter
 from ._hub import EventHub
 from ._identity import SessionKey
 from ._metrics import Metrics
+from ._offload import Offload
 from ._passthrough import PassthroughLog, PassthroughReason, UnreadableHistory, passthrough_json
 from ._settings import ServerSettings
 
@@ -120,6 +125,9 @@ class Live:
     leaves memory (`Sessions.evict_idle`)."""
     force_next: bool = False
     """A compaction was asked for (`Sessions.request_compact`) and runs at the next request."""
+    taken_up: bool = False
+    """The figures the store keeps of the session (compactions, record tokens) were read into this entry: on its first
+    preparation, off the event loop (`_take_up`)."""
 
 
 class Sessions:
@@ -136,6 +144,7 @@ class Sessions:
         counter: TokenCounter | None = None,
         touch_every_s: float = 1.0,
         max_live: int = 1024,
+        prepare_workers: int = 8,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -146,6 +155,9 @@ class Sessions:
         self.touch_every_s = touch_every_s
         self.max_live = max_live
         self._live: OrderedDict[str, Live] = OrderedDict()
+        self._offload = Offload(prepare_workers)
+        """Where each preparation runs: worker threads, so that no store call, lock wait or compaction of one
+        session holds up the event loop that serves the others (issue 20)."""
         self._adopted: dict[str, str] = {}
         """Session ids whose session an earlier version stored under another id (`SessionKey.legacy`), to that id."""
         self._sweeper: asyncio.Task[None] | None = None
@@ -178,18 +190,14 @@ class Sessions:
             archive=self.store,
             session=key.id,
             format=fmt,
-            on_event=lambda event: self._on_event(key.id, event),
+            on_event=lambda event: self._offload.at_home(lambda: self._on_event(key.id, event)),
         )
         fresh = Live(key=key, fmt=fmt, window=window, manager=manager, used_at=time.monotonic())
         if live is not None:
             fresh.lock = live.lock
             fresh.compactions = live.compactions
             fresh.record_tokens = live.record_tokens
-        else:
-            fresh.compactions = len(self.store.records(key.id))
-            known = self.store.session_info(key.id)
-            if known is not None:
-                fresh.record_tokens = dict(known.info.get("record_tokens") or {})
+            fresh.taken_up = live.taken_up
         self._live[key.id] = fresh
         while len(self._live) > self.max_live:
             self._live.popitem(last=False)
@@ -270,10 +278,16 @@ class Sessions:
             live.force_next = False
             last = live.last_items, live.last_system, live.last_reserved, live.last_marks
             live.last_items, live.last_system, live.last_reserved, live.last_marks = items, system, reserved, marks
-            try:
-                prepared = await live.manager.prepare(
+
+            async def work() -> Prepared[Any]:  # on a worker thread (`_offload`): never on the serving loop
+                if not live.taken_up:
+                    self._take_up(live)
+                return await live.manager.prepare(
                     items, system=system, reserved_tokens=reserved, force=force, outside_cache_marks=marks
                 )
+
+            try:
+                prepared = await self._offload.run(work)
             except FormatError as exc:
                 # a manual compaction runs on the last history that could be read
                 live.last_items, live.last_system, live.last_reserved, live.last_marks = last
@@ -295,6 +309,19 @@ class Sessions:
                 live.compactions += 1
             self._maybe_touch(live, urgent=prepared.changed or live.touched_at == 0.0)
             return prepared
+
+    def _take_up(self, live: Live) -> None:
+        """Read what the store keeps of a session new to this entry (store reads: on the worker, see `prepare`)."""
+        live.compactions = len(self.store.records(live.key.id))
+        known = self.store.session_info(live.key.id)
+        if known is not None:
+            live.record_tokens = dict(known.info.get("record_tokens") or {})
+        live.taken_up = True
+
+    async def shutdown(self, timeout_s: float) -> bool:
+        """At shutdown: wait up to `timeout_s` for the preparations running now (each releases its session's
+        summarization lock as it ends), then close the worker threads. False when one was still running."""
+        return await self._offload.close(timeout_s)
 
     def passthrough(self, session: str | None, route: str, reason: PassthroughReason, detail: str) -> None:
         """A request of `session` went upstream untouched: counted every time; logged and published as a

@@ -39,6 +39,7 @@ VARIABLES: Mapping[str, str] = {
     "public_metrics": "CHAINSUM_PUBLIC_METRICS",
     "upstream_timeout_s": "CHAINSUM_UPSTREAM_TIMEOUT_SECONDS",
     "session_idle_s": "CHAINSUM_SESSION_IDLE_SECONDS",
+    "shutdown_timeout_s": "CHAINSUM_SHUTDOWN_TIMEOUT_SECONDS",
 }
 """The environment variable of each setting read from ``CHAINSUM_*`` (``chainsum serve`` sets them for its
 workers from its options)."""
@@ -85,6 +86,9 @@ class ServerSettings:
     session_idle_s: float = 600.0
     """A session that has had no request for this many seconds leaves this process's memory; its state is in the
     store, and its next request takes it up from there (no compaction is redone, nothing archived is lost)."""
+    shutdown_timeout_s: float = 30.0
+    """At shutdown (SIGTERM), how long the requests in flight get to finish, and then the preparations still
+    running (each releases its session's lock as it ends), before the process exits anyway."""
     context_window: int | None = None
     """Used for every request whose ``X-Chainsum-Context-Window`` header is absent, before the model table."""
     config: ManagerConfig = field(default_factory=ManagerConfig)
@@ -145,6 +149,7 @@ class ServerSettings:
             public_metrics=flag(VARIABLES["public_metrics"]) or False,
             upstream_timeout_s=seconds(VARIABLES["upstream_timeout_s"]) or 600.0,
             session_idle_s=seconds(VARIABLES["session_idle_s"]) or 600.0,
+            shutdown_timeout_s=seconds(VARIABLES["shutdown_timeout_s"]) or 30.0,
             context_window=config.context_window,
             config=config,
         )
@@ -163,6 +168,7 @@ class ServerSettings:
         for name, value in (
             ("--upstream-timeout", self.upstream_timeout_s),
             ("--session-idle-timeout", self.session_idle_s),
+            ("CHAINSUM_SHUTDOWN_TIMEOUT_SECONDS", self.shutdown_timeout_s),
         ):
             if not 0 < value < float("inf"):
                 raise SettingsError(f"{name} {value}: expected a positive number of seconds")
