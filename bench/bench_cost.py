@@ -8,7 +8,8 @@ as not installed and left out.
 Workloads: generated coding-agent sessions (`chainsum.testing.sessions.agent_session`, OpenAI chat messages: tool
 output of 0.1 to 60 KB, planted ``ERR-nnnnn`` facts) of ``--sessions`` messages (500: 223 model requests, 4,500:
 about 2,000) at a ``--window`` (32K) window, and the Claude Code sessions of the shared corpora
-(``../shared/corpora``; skipped with a message when absent) at the same window. A model request happens before each
+(``../shared/corpora``; skipped with a message when absent; repaired for Anthropic's rules first, as ``chainsum replay
+--repair`` does: the recordings break them themselves) at the same window. A model request happens before each
 assistant message (`chainsum.manager._replay.request_indices`); each library is given the messages since its last
 request and answers what it sends (`cost_peers`).
 
@@ -42,7 +43,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chainsum import formats, validate
+from chainsum import formats, repair, validate
 from chainsum.manager._replay import request_indices
 from chainsum.messages import Message, ToolCall, ToolResult
 from chainsum.testing import iter_documents
@@ -197,7 +198,10 @@ def workloads(sizes: Sequence[int], window: int, corpora: bool) -> list[Workload
         for doc in iter_documents(include_subagents=False):
             if doc.label.startswith("claude-code/"):
                 found = True
-                out.append(Workload(doc.label, list(formats.load(doc.data, doc.format).messages), "anthropic", window))
+                # the recordings break Anthropic's rules themselves (a turn written as several lines): repaired first,
+                # as `chainsum replay --repair` does, so that an invalid request is the library's doing
+                messages = repair(formats.load(doc.data, doc.format).messages, "anthropic").messages
+                out.append(Workload(doc.label, list(messages), "anthropic", window))
         if not found:
             print("corpora: not found (../shared/corpora or $CHAINSUM_CORPORA); the Claude Code sessions are skipped")
     return out
