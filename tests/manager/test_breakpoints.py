@@ -51,6 +51,16 @@ def blocks(item: Dict) -> list[Dict]:
     return [{"type": "text", "text": content}] if isinstance(content, str) else cast(list[Dict], content)
 
 
+def ident(block: Dict) -> str:
+    """What a block is, whatever happens to its content: a tool call or result by its id (a masked or clipped result
+    is still the client's block, its mark with it), any other block by its JSON without the mark."""
+    if block.get("type") == "tool_result":
+        return f"tool_result:{block['tool_use_id']}"
+    if block.get("type") == "tool_use":
+        return f"tool_use:{block['id']}"
+    return json.dumps({k: v for k, v in block.items() if k != "cache_control"}, sort_keys=True)
+
+
 def marked_blocks(items: Sequence[Dict]) -> list[str]:
     """Each marked block of `items` (tool results' inner blocks too), as its JSON without the mark."""
     out: list[str] = []
@@ -59,7 +69,7 @@ def marked_blocks(items: Sequence[Dict]) -> list[str]:
             inner = block.get("content")
             for b in [block, *(cast(list[Dict], inner) if isinstance(inner, list) else [])]:
                 if "cache_control" in b:
-                    out.append(json.dumps({k: v for k, v in b.items() if k != "cache_control"}, sort_keys=True))
+                    out.append(ident(b))
     return out
 
 
@@ -121,7 +131,7 @@ def replay(session: list[Dict], window: int, mode: str, fixed: set[int], adopt: 
         # never more than Anthropic's 4
         assert count_marks(SYSTEM) + count_marks(sent) <= 4, f"request before message {end}"
         # the client's marks stay on their blocks
-        present = {json.dumps(unmarked_block, sort_keys=True) for unmarked_block in _all_blocks(sent)}
+        present = {ident(b) for b in _all_blocks(sent)}
         assert {b for b in ours if b in present} <= set(theirs), f"request before message {end}: a client mark lost"
         compacted = manager.state.summarizations > 0
         added = [b for b in theirs if b not in ours]
@@ -132,7 +142,7 @@ def replay(session: list[Dict], window: int, mode: str, fixed: set[int], adopt: 
         records = [k for k, m in enumerate(sent) if is_record(m)]
         if compacted and records:
             record_block = next(b for b in blocks(sent[records[-1]]) if str(b.get("text", "")).startswith(RECORD_INTRO))
-            key = json.dumps({k: v for k, v in record_block.items() if k != "cache_control"}, sort_keys=True)
+            key = ident(record_block)
             allowed.add(key)
             if room > 0:
                 assert "cache_control" in record_block, f"request before message {end}: no mark after the record"
@@ -140,7 +150,7 @@ def replay(session: list[Dict], window: int, mode: str, fixed: set[int], adopt: 
                 room -= 1 if key not in ours else 0
         last = last_message(sent)
         last_block = blocks(sent[last])[-1]
-        allowed.add(json.dumps({k: v for k, v in last_block.items() if k != "cache_control"}, sort_keys=True))
+        allowed.add(ident(last_block))
         client_marked_any = any(b in present for b in ours)
         rewritten = records or not adopt  # an adopting caller's history is the model's own until it holds a record
         if (
@@ -153,7 +163,7 @@ def replay(session: list[Dict], window: int, mode: str, fixed: set[int], adopt: 
             assert "cache_control" in last_block, f"request before message {end}: no mark at the end"
         assert set(added) <= allowed, f"request before message {end}: a mark where the manager puts none"
         if client_marked_any:  # a client that marks its messages moves its own mark, or none
-            end_key = json.dumps({k: v for k, v in last_block.items() if k != "cache_control"}, sort_keys=True)
+            end_key = ident(last_block)
             assert end_key not in added, f"request before message {end}: a moving mark beside the client's"
         # append-only between compactions, but for the mark the manager moves (and the client's, when it moves)
         if previous is not None and not prepared.rewritten:
