@@ -138,6 +138,7 @@ class LangChain:
     summary: FixedRatioSummary = field(default_factory=FixedRatioSummary)
     state: list[Any] = field(default_factory=list[Any])
     middleware: Any = None
+    seen: int = 0
 
     def __post_init__(self) -> None:
         from langchain.agents.middleware import SummarizationMiddleware
@@ -153,7 +154,12 @@ class LangChain:
 
         from chainsum.formats.langchain import from_objects, to_objects
 
-        self.state.extend(to_objects(list(new)))
+        for m in to_objects(list(new)):
+            # an id from the start, as an agent's messages have: the middleware gives one to a message without, and
+            # that later id would read as an edit of what was sent (a cache break that is the harness's doing)
+            m.id = f"m{self.seen}"
+            self.seen += 1
+            self.state.append(m)
         update = self.middleware.before_model({"messages": self.state}, None)
         if update is not None:
             self.state = [m for m in update["messages"] if not isinstance(m, RemoveMessage)]
