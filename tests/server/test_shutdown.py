@@ -1,6 +1,6 @@
-"""Graceful shutdown (issue 20): SIGTERM to a real ``chainsum serve`` while a request is being compacted (its session's
-summarization lock held, its summarizer mid-call) lets that request finish, then the process exits 0 and the
-session's lock is free for another instance at once."""
+"""Graceful shutdown (issue 20), on SQLite and PostgreSQL: SIGTERM to a real ``chainsum serve`` while a request is
+being compacted (its session's summarization lock held, its summarizer mid-call) lets that request finish, then the
+process exits 0 and the session's lock is free for another instance at once."""
 
 from __future__ import annotations
 
@@ -11,16 +11,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
 import pytest
 
-from chainsum.store import SQLiteStore
+from chainsum.store import SQLiteStore, SqlStore
 from chainsum.testing import FakeLLMServer
 from server.server_support import ADMIN_TOKEN, chat, free_port
+from store.store_support import POSTGRES_URL, require_postgres
 
 SUMMARY_DELAY_S = 2.0
 
@@ -73,6 +75,32 @@ class _SlowHandler(BaseHTTPRequestHandler):
         del format, args
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[list[str], Callable[[], SqlStore]]]:
+    """The store options of ``chainsum serve``, and how another instance opens the same store."""
+    if request.param == "sqlite":
+        db = tmp_path / "chainsum.db"
+        yield ["--db", str(db)], lambda: SQLiteStore(db)
+        return
+    require_postgres()
+    import psycopg
+    from psycopg import sql
+
+    from chainsum.store import PostgresStore
+
+    schema = f"chainsum_test_{uuid.uuid4().hex}"
+    PostgresStore(POSTGRES_URL, schema=schema).close()  # the schema and its tables
+    sep = "&" if "?" in POSTGRES_URL else "?"
+    try:
+        yield (
+            ["--postgres", f"{POSTGRES_URL}{sep}options=-csearch_path%3D{schema}"],
+            lambda: PostgresStore(POSTGRES_URL, schema=schema),
+        )
+    finally:
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
 @pytest.fixture
 def slow() -> Iterator[_SlowSummarizer]:
     server = _SlowSummarizer()
@@ -86,10 +114,13 @@ def slow() -> Iterator[_SlowSummarizer]:
 
 
 def test_sigterm_mid_compaction_finishes_the_request_exits_0_and_frees_the_lock(
-    fake: FakeLLMServer, slow: _SlowSummarizer, tmp_path: Path
+    fake: FakeLLMServer,
+    slow: _SlowSummarizer,
+    where: tuple[list[str], Callable[[], SqlStore]],
+    tmp_path: Path,
 ) -> None:
     port = free_port()
-    db = tmp_path / "chainsum.db"
+    store_options, open_other = where
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CHAINSUM_", "SUMMARIZATION_"))}
     env |= {
         "CHAINSUM_API_TOKEN": ADMIN_TOKEN,
@@ -99,7 +130,7 @@ def test_sigterm_mid_compaction_finishes_the_request_exits_0_and_frees_the_lock(
         "CHAINSUM_SHUTDOWN_TIMEOUT_SECONDS": "20",
     }
     cmd = [
-        *(sys.executable, "-m", "chainsum", "serve", "--port", str(port), "--db", str(db)),
+        *(sys.executable, "-m", "chainsum", "serve", "--port", str(port), *store_options),
         *("--upstream", fake.base_url + "/v1", "--context-window", "2000", "--log-level", "warning"),
     ]
     log = tmp_path / "serve.log"
@@ -147,7 +178,7 @@ def test_sigterm_mid_compaction_finishes_the_request_exits_0_and_frees_the_lock(
             proc.kill()
             proc.wait(10)
     # another instance takes the session's lock at once: the process released it before exiting
-    other = SQLiteStore(db)
+    other = open_other()
     try:
         with other.try_lock(response.headers["x-chainsum-session"]) as held:
             assert held
