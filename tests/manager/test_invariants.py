@@ -29,7 +29,7 @@ from chainsum.manager._events import SummarizationEvent
 from chainsum.manager._manager import ContextManager
 from chainsum.manager._recall import is_recall_message
 from chainsum.manager._replay import CountingSummarizer, request_indices
-from chainsum.messages import Message, Text
+from chainsum.messages import Message, Part, Text
 from chainsum.rules import repair, validate
 from chainsum.store import MemoryArchive, message_sha256
 from chainsum.summarize import ExtractiveSummarizer
@@ -63,6 +63,22 @@ def current_turn(messages: Sequence[Message]) -> tuple[list[Message], list[Messa
     return [], list(messages)
 
 
+def unmarked(message: Message) -> Message:
+    """`message` without Anthropic ``cache_control`` marks on its parts, its extras as they were before them."""
+    parts: list[Part] = []
+    for part in message.parts:
+        ns = dict(part.extras.get("anthropic") or {})
+        fields = {k: v for k, v in dict(ns.get("fields") or {}).items() if k != "cache_control"}
+        if "fields" not in ns or fields == ns["fields"]:
+            parts.append(part)
+            continue
+        ns = {k: v for k, v in ns.items() if k != "fields"} | ({"fields": fields} if fields else {})
+        extras = {k: v for k, v in part.extras.items() if k != "anthropic"} | ({"anthropic": ns} if ns else {})
+        parts.append(replace(part, extras=extras))
+    changed = any(a is not b for a, b in zip(parts, message.parts, strict=True))
+    return replace(message, parts=tuple(parts)) if changed else message
+
+
 def check_request(
     given_: list[Message],
     out: list[Message],
@@ -72,6 +88,10 @@ def check_request(
 ) -> None:
     provider = manager.provider
     assert validate(out, provider) == [], validate(out, provider)[:3]
+    # bound for Anthropic, the request carries the manager's cache marks (`chainsum.manager._breakpoints`), and a
+    # caller sending back what it got sends them too: messages are compared without them (these histories have
+    # none of their own)
+    out, given_ = [unmarked(m) for m in out], [unmarked(m) for m in given_]
     recalled = [m for m in out if is_recall_message(m)]
     # the recall blocks sent since the last compaction share a tenth of the window (they stay where they were sent,
     # so there may be several), and a caller sending back what it got sends them too: both are left out of the
