@@ -10,7 +10,7 @@ from .chain import BodyPair, Chain, Header, PairKind, Section
 from .errors import ChainError, ChainsumError, FormatError
 from .executor import CompactResult, compact, compact_sync
 from .formats import Conversation, Dropped, detect_format, dump, load
-from .manager import ContextManager, ManagerConfig, Prepared
+from .manager import CompactedDocument, ContextManager, ManagerConfig, Prepared, compact_document, compact_document_sync
 from .messages import File, Image, Message, Opaque, Reasoning, Text, ToolCall, ToolResult
 from .rules import Problem, repair, validate
 from .strategies import AutoStrategy
@@ -24,6 +24,7 @@ __all__ = [
     "ChainError",
     "ChainsumError",
     "CompactResult",
+    "CompactedDocument",
     "ContextManager",
     "Conversation",
     "Dropped",
@@ -45,6 +46,8 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "compact",
+    "compact_document",
+    "compact_document_sync",
     "compact_sync",
     "detect_format",
     "dump",

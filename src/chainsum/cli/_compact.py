@@ -1,7 +1,9 @@
 """``chainsum compact``: shrink a conversation to a token budget with a strategy and a summarizer.
 
-Thin: the configuration (``SUMMARIZATION_*`` and ``.env``), the strategy table, the budget rules and the target
-provider and output format all come from the library, so the command behaves as the Python API does. Exit 0 when the
+Thin: it reads the file and the options, and `chainsum.manager.compact_document` does the rest with the
+`CompactionSettings` of the configuration (``SUMMARIZATION_*`` and ``.env``): the strategy behind the manager's tail
+guard, the budget rules, the target provider and the output format, so the command compacts as the Python API and
+the context manager do. Exit 0 when the
 result fits the budget (for ``--budget 0``: whatever the strategy could reach), is valid for the provider and no
 summarizer failed; exit 1 otherwise, each shortfall named on standard error and in the report.
 """
@@ -15,8 +17,6 @@ from typing import TYPE_CHECKING, Annotated, assert_never
 import typer
 from rich.markup import escape
 
-from ..formats import Conversation, Dropped, dump, output_target
-from ..messages import Message
 from ..rules import PROVIDERS
 from ..strategies import Clip, DropBlocks, Evict, Mask, Step, Summarize, SummarizePart
 from ._io import EXIT_PROBLEMS, console, fail, read_conversation, user_errors, write_json
@@ -34,7 +34,8 @@ from ._progress import logs_to, progress_bar
 
 if TYPE_CHECKING:
     from ..executor import CompactResult
-    from ..manager import CompactOptions
+    from ..formats import Conversation
+    from ..manager import CompactedDocument, CompactionSettings
 
 __all__ = ["compact_cmd"]
 
@@ -90,24 +91,22 @@ def _print_plans(result: CompactResult) -> None:
 
 
 def _compact(
-    messages: tuple[Message, ...],
-    options: CompactOptions,
+    conv: Conversation,
+    settings: CompactionSettings,
     *,
     budget: int | None,
     hard_limit: int | None,
-    provider: str,
+    provider: str | None,
     dry_run: bool,
     progress: Callable[[int, int, str], object] | None = None,
-) -> CompactResult:
-    """One `chainsum.executor.compact_sync` call as this command makes it: the planning dry run and the run itself
-    must be the same call but for `dry_run`, or the bar's total would count another run's calls."""
-    from ..executor import compact_sync
-    from ..tokens import get_counter
+) -> CompactedDocument:
+    """One `chainsum.manager.compact_document_sync` call as this command makes it: the planning dry run and the run
+    itself must be the same call but for `dry_run`, or the bar's total would count another run's calls."""
+    from ..manager import compact_document_sync
 
-    return compact_sync(
-        messages,
-        **options,
-        counter=get_counter("heuristic"),
+    return compact_document_sync(
+        conv,
+        settings=settings,
         budget=budget,
         hard_limit=hard_limit,
         provider=provider,
@@ -155,7 +154,7 @@ def compact_cmd(
     failed; 1 otherwise, each shortfall named on standard error.
     """
     from ..executor import check_hard_limit
-    from ..manager import compact_options
+    from ..manager import CompactionSettings
 
     if provider is not None and provider not in PROVIDERS:
         fail(f"unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
@@ -171,14 +170,13 @@ def compact_cmd(
         with user_errors(file):
             conv = read_conversation(file, format)
             try:
-                options = compact_options(config)
+                settings = CompactionSettings.from_config(config)
             except ValueError as exc:
                 fail(f"--summarizer {summarizer!r}: {exc}" if summarizer is not None else str(exc))
             if config.model_id is not None and config.model_id.strip().lower().startswith("litellm:"):
                 import litellm  # pyright: ignore[reportMissingTypeStubs]
 
                 litellm.suppress_debug_info = True  # its error banners go to stdout, which carries our output
-            target, out_format = output_target(conv.format, provider)
             with progress_bar(err, "summarizer calls", enabled=not dry_run) as bar:
                 # The bar's total is the planned number of calls, from a dry run made first, so that it stays put:
                 # the executor's own total grows round by round (each round adds its estimate), and the bar ran
@@ -187,10 +185,8 @@ def compact_cmd(
                 # much as the run, which is why it is made only when the bar shows.
                 planned = 0
                 if not bar.disable:
-                    plan = _compact(
-                        conv.messages, options, budget=wanted, hard_limit=limit, provider=target, dry_run=True
-                    )
-                    planned = plan.summarizer_calls
+                    dry = _compact(conv, settings, budget=wanted, hard_limit=limit, provider=provider, dry_run=True)
+                    planned = dry.result.summarizer_calls
                 task = bar.add_task("summarizing", total=max(planned, 1), visible=False)
 
                 def progress(done: int, total: int, phase: str) -> None:
@@ -204,29 +200,28 @@ def compact_cmd(
                         visible=planned > 0 or done > 0,
                     )
 
-                result = _compact(
-                    conv.messages,
-                    options,
+                compacted = _compact(
+                    conv,
+                    settings,
                     budget=wanted,
                     hard_limit=limit,
-                    provider=target,
+                    provider=provider,
                     dry_run=dry_run,
                     progress=progress,
                 )
+            result, target = compacted.result, compacted.provider
             if report is not None:
-                write_json(result.report(), report)
+                write_json(compacted.report(), report)
             if dry_run:
                 _print_plans(result)
                 return
-            dropped: list[Dropped] = []
-            doc = dump(Conversation(tuple(result.messages), conv.format, conv.envelope), to=out_format, dropped=dropped)
     # "As small as can be" is the library's meaning of a budget of 0 (`executor.check_budget`, shared with the HTTP
     # service): whatever the strategy reached is the answer, not a shortfall. Exit 1 for it made a scripted
     # "--budget 0" fail every time while its help promised it.
     smallest = result.budget == 0
     for change in result.changes:
         err.print(f"[yellow]changed[/] {escape(change)}")
-    for d in dropped:
+    for d in compacted.dropped:
         err.print(f"[yellow]dropped[/] {escape(str(d))}")
     asked = (
         " (budget 0: as small as the strategy can make it)"
@@ -239,7 +234,7 @@ def compact_cmd(
         f"tokens {result.tokens_before} -> {result.tokens_after}{asked}, messages {result.messages_before} -> "
         f"{result.messages_after}, {result.summarizer_calls} summarizer call(s), valid for {target}: {result.valid}"
     )
-    write_json(doc, output)
+    write_json(compacted.document, output)
     problems: list[str] = []
     if not result.fits and not smallest:
         problems.append(

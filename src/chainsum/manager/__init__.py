@@ -1,9 +1,11 @@
-"""The context manager layer: `ContextManager` (call `prepare` before every model request), its configuration,
-events, context windows, recall, and session replay."""
+"""The context manager layer: `ContextManager` (call `prepare` before every model request), its configuration and
+the `CompactionSettings` built from it, `compact_document` (what ``chainsum compact`` does, as a call), events,
+context windows, recall, and session replay."""
 
 from ._codec import LIVE_FORMATS
-from ._compact_options import CompactOptions, compact_options
+from ._compaction import CompactionSettings
 from ._config import ENV_VARS, ConfigError, EnvVar, ManagerConfig, read_dotenv
+from ._document import CompactedDocument, compact_document, compact_document_sync
 from ._events import (
     ContextSummarizedEvent,
     EventBus,
@@ -28,7 +30,8 @@ __all__ = [
     "ENV_VARS",
     "LIVE_FORMATS",
     "AnySummarizer",
-    "CompactOptions",
+    "CompactedDocument",
+    "CompactionSettings",
     "ConfigError",
     "ContextManager",
     "ContextSummarizedEvent",
@@ -48,7 +51,8 @@ __all__ = [
     "TurnReport",
     "UnknownModelError",
     "WindowExceededEvent",
-    "compact_options",
+    "compact_document",
+    "compact_document_sync",
     "context_window",
     "detect_summarization",
     "read_dotenv",

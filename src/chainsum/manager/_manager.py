@@ -37,18 +37,19 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from .._sync import run_sync
-from ..chain import SummaryRole, message_depth
+from ..chain import message_depth
 from ..errors import ChainsumError, SummarizerError
-from ..executor import CompactResult, check_budget, compact
+from ..executor import CompactResult, check_budget
 from ..formats import output_target
 from ..messages import Message
 from ..store import Archive, MemoryArchive, SummaryRecord
-from ..strategies import AutoStrategy, Strategy, StrategyOptions, TailGuard, strategy_named
+from ..strategies import Strategy
 from ..summarize import SummarizerUsage
 from ..tokens import HeuristicCounter, TiktokenCounter, TokenCounter
 from ._breakpoints import Breakpoints, count_marks
 from ._build import build_record, removed_messages
 from ._codec import Codec, alternating
+from ._compaction import CompactionSettings
 from ._config import ManagerConfig
 from ._events import (
     EventBus,
@@ -185,6 +186,11 @@ class ContextManager:
             tuple(summarizers) if summarizers else summarizers_from_config(self.config)
         )
         self.strategy: str | Strategy = strategy or self.config.strategy
+        self.compaction = CompactionSettings.from_config(
+            self.config, strategy=self.strategy, summarizers=self.summarizers
+        )
+        """How this manager compacts (strategy behind the tail guard, depth cap, role, input cap), built once: the
+        settings `compact_document` (``chainsum compact``, ``POST /api/compact``) uses for the same config."""
         self.provider = provider
         self.archive: Archive = archive if archive is not None else MemoryArchive()
         self.session = session
@@ -697,57 +703,48 @@ class ContextManager:
             budget = min(budget, int((tokens - outside) * (1 - self.config.summary_ratio)))
         return max(0, min(budget, hard)), hard
 
-    def _strategy(self, *, summarize: bool = True) -> TailGuard:
-        cfg = self.config
-        if not summarize:
-            inner: Strategy = AutoStrategy(summarize=False)
-        elif isinstance(self.strategy, str):
-            options = StrategyOptions(
-                summary_ratio=cfg.summary_ratio,
-                preserve_recent=cfg.preserve_recent,
-                min_summary_share=cfg.summary_ratio,
-            )
-            inner = strategy_named(self.strategy, options)
-        else:
-            inner = self.strategy
-        return TailGuard(inner, cfg.preserve_recent, inner.name)
-
     async def _pipeline(
         self, messages: list[Message], budget: int, hard: int, depth: int
     ) -> tuple[tuple[Message, ...], SummarizerChain, list[CompactResult]]:
         """The configured strategy, then, when it could not do its work or left the history over the window, the
         model-free last resorts (`AutoStrategy(summarize=False)`)."""
         cfg = self.config
+        settings = self.compaction
         chain = SummarizerChain(
-            self.summarizers,
+            settings.summarizers,
             self.counter,
-            cfg.summarizer_input_cap_tokens,
+            settings.summarizer_input_cap_tokens,
             self._sleep,
             header=meta_header(len(messages), self.counter.count_messages(messages), depth),
-            timeout_s=cfg.summarizer_timeout_seconds,
+            timeout_s=settings.summarizer_timeout_seconds,
         )
-        role: SummaryRole = "system" if cfg.summary_role == "system" else "user"
+        role = settings.summary_role
         if role == "system" and self._codec.format in _SEPARATE_SYSTEM:
             # These formats carry system text outside the message list, in the caller's own system field, which
             # the manager hands back untouched: a system-role record would never reach the model. It goes into
             # the list as the (default) user-role record instead.
             role = "user"
-        common: dict[str, Any] = {
-            "counter": self.counter,
-            "budget": budget,
-            "hard_limit": hard,
-            "provider": self.provider,
-            "max_depth": cfg.max_summary_chain_depth,
-            "summary_role": role,
-            "max_summarizer_input_tokens": max(cfg.summarizer_input_cap_tokens - META_ALLOWANCE_TOKENS, 50),
-        }
-        first = await compact(messages, self._strategy(), summarizer=chain, **common)
+
+        async def run(history: Sequence[Message], *, fallback: bool) -> CompactResult:
+            return await settings.compact(
+                history,
+                summarizer=None if fallback else chain,
+                counter=self.counter,
+                budget=budget,
+                hard_limit=hard,
+                provider=self.provider,
+                fallback=fallback,
+                summary_role=role,
+                header_tokens=META_ALLOWANCE_TOKENS,
+            )
+
+        first = await run(messages, fallback=False)
         results = [first]
         current = first.messages if first.changed else tuple(messages)
         size = first.tokens_after
         trigger = int(cfg.trigger_token_ratio * self.window)
         if size > hard or (first.errors and size > trigger):
-            second = await compact(current, self._strategy(summarize=False), summarizer=None, **common)
+            second = await run(current, fallback=True)
             results.append(second)
             if second.changed:
                 current = second.messages

@@ -4,20 +4,23 @@ The body: ``{"conversation": <a document in any format chainsum reads>, "budget"
 "provider": optional, "strategy": optional, "hard_limit": optional}``. The answer: the compacted document (in the
 input's format, or the provider's) and the same report as the CLI's ``--report``, whose ``fits``, ``valid`` and
 ``errors`` say whether the result fell short.
+
+Thin: this module checks the body, naming the field at fault in a 400, and `chainsum.manager.compact_document`
+compacts with the `CompactionSettings` of the service's configuration, the manager's own (the same strategy behind
+the same tail guard).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
-from ..executor import check_budget, check_hard_limit, compact
-from ..formats import Conversation, Dropped, dump, load, output_target
-from ..manager import ManagerConfig, compact_options
+from .. import manager
+from ..executor import check_budget, check_hard_limit
+from ..formats import load
+from ..manager import CompactionSettings, ManagerConfig
 from ..rules import PROVIDERS
 from ..strategies import STRATEGIES
-from ..tokens import HeuristicCounter
 from ._errors import ProxyError
 
 __all__ = ["compact_document"]
@@ -41,6 +44,9 @@ def _tokens(body: Mapping[str, Any], name: str) -> int | None:
 
 
 async def compact_document(body: Mapping[str, Any], config: ManagerConfig) -> dict[str, Any]:
+    """The answer to the body of ``POST /api/compact`` (`ProxyError` 400 naming the field for bad input; a
+    conversation that cannot be read raises `chainsum.errors.FormatError`, which the route names as
+    ``conversation``)."""
     if "conversation" not in body:
         raise ProxyError(400, "conversation: required (the history, in any format chainsum reads)", "conversation")
     budget = _tokens(body, "budget")
@@ -52,22 +58,17 @@ async def compact_document(body: Mapping[str, Any], config: ManagerConfig) -> di
     provider = _text(body, "provider", tuple(PROVIDERS))
     fmt = _text(body, "format")
     strategy = _text(body, "strategy", tuple(STRATEGIES))
-    if strategy is not None:
-        config = replace(config, strategy=strategy)
     conv = load(body["conversation"], format=fmt)
-    target, out_format = output_target(conv.format, provider)
     try:
-        options = compact_options(config)
+        settings = CompactionSettings.from_config(config)
     except ValueError as exc:
         raise ProxyError(400, f"the configured summarizer: {exc}") from None
-    result = await compact(
-        conv.messages, **options, counter=HeuristicCounter(), budget=budget, hard_limit=hard_limit, provider=target
+    done = await manager.compact_document(
+        conv, budget=budget, hard_limit=hard_limit, provider=provider, strategy=strategy, settings=settings
     )
-    dropped: list[Dropped] = []
-    doc = dump(Conversation(tuple(result.messages), conv.format, conv.envelope), to=out_format, dropped=dropped)
     return {
-        "conversation": doc,
-        "format": out_format,
-        "report": result.report(),
-        "dropped": [str(d) for d in dropped],
+        "conversation": done.document,
+        "format": done.format,
+        "report": done.report(),
+        "dropped": [str(d) for d in done.dropped],
     }

@@ -71,8 +71,9 @@ class TailGuard:
     planned with the messages now kept verbatim summarized, and would cut newer output while they stay whole).
     `finish` (safe-split's post-processing) passes through.
 
-    The tail gives way, newest message last, when it alone is larger than the budget (`verbatim_tail`): kept whole
-    it would leave the compaction over its target whatever is done before it (a Codex session at a 40K window kept
+    The tail gives way, newest message last, when it is larger than the budget less what stays beside it anyway, the
+    leading system messages and the shortest summary of the rest (`verbatim_tail`, `tail_room`): kept whole it would
+    leave the compaction over its target whatever is done before it (a Codex session at a 40K window kept
     five tool steps, 35.8-38.7K tokens, above the 32K trigger, and compacted on every request from the 6th on). The
     messages it gives up are planned like any older ones, cheapest step first (their tool output masked before
     anything is summarized), so a compaction lands at its budget and leaves the room up to the trigger for the
@@ -84,7 +85,7 @@ class TailGuard:
 
     def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
         over_hard = ctx.hard_limit is not None and ctx.counter.count_messages(messages) > ctx.hard_limit
-        keep = verbatim_tail(messages, self.preserve_recent, ctx)
+        keep = verbatim_tail(messages, self.preserve_recent, replace(ctx, budget=tail_room(messages, ctx)))
         plan = self.inner.plan(messages, replace(ctx, keep_recent=0 if over_hard else keep))
         limit = len(messages) - keep
         if not plan or all(_end(s) <= limit for s in plan.steps):
@@ -143,6 +144,23 @@ def verbatim_tail(messages: Sequence[Message], preserve_recent: int, ctx: PlanCo
         if total > ctx.budget:
             return max(1, k - 1)
     return keep
+
+
+def tail_room(messages: Sequence[Message], ctx: PlanContext) -> int | None:
+    """What of `ctx.budget` the verbatim tail may take: the budget less what stays beside the tail whatever is
+    planned, the leading system messages (no plan removes them) and the record of everything older (at least the
+    shortest summary in its block). None without a budget.
+
+    Given the whole budget, the tail was kept whenever it fit by itself: ``chainsum compact --budget 500`` on the
+    support example kept the last 8 messages (477 tokens) and came out at 632 tokens with the system prompt and the
+    summary, over the budget whatever was summarized."""
+    if ctx.budget is None:
+        return None
+    head = 0
+    while head < len(messages) - 1 and messages[head].role == "system":
+        head += 1
+    fixed = sum(ctx.counter.count_message(m) for m in messages[:head]) + MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS
+    return max(0, ctx.budget - fixed)
 
 
 def _end(step: Step) -> int:
