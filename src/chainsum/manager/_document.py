@@ -102,3 +102,4 @@ async def compact_document(
 
 
 compact_document_sync = sync_version(compact_document)
+"""`compact_document` for synchronous code, inside a running event loop too (it then runs on a worker thread)."""
