@@ -19,5 +19,6 @@ def test_benchmark_imports_and_has_a_main(path: Path, monkeypatch: pytest.Monkey
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, name, module)  # dataclasses look their module up while the class is built
+    monkeypatch.syspath_prepend(str(BENCH))  # as when run as a script: a benchmark imports its helpers beside it
     spec.loader.exec_module(module)
     assert callable(getattr(module, "main", None)), f"{path.name} has no main()"

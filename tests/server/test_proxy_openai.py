@@ -195,7 +195,8 @@ def test_sessions_are_named_by_header_body_or_fingerprint_and_scoped_by_credenti
 
         a = session({"Authorization": "Bearer key-a", "X-Chainsum-Session": "chat 1"})
         b = session({"Authorization": "Bearer key-b", "X-Chainsum-Session": "chat 1"})
-        assert a.startswith("chat_1~") and b.startswith("chat_1~") and a != b  # same name, two clients
+        # same name, two clients; the name kept exactly, its space escaped (never mapped onto "chat_1")
+        assert a.startswith("chat%201~") and b.startswith("chat%201~") and a != b
         assert "key-a" not in a
         assert session({"Authorization": "Bearer key-a", "session-id": "cc"}).startswith("cc~")
         assert session({"Authorization": "Bearer key-a"}, prompt_cache_key="pk").startswith("pk~")

@@ -18,7 +18,7 @@ from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize import render_transcript as render
 from chainsum.testing.coding import DIALECTS, coding_span
 from chainsum.tokens import HeuristicCounter
-from corpora_support import document
+from corpora_support import FULL, document
 
 CLAUDE = "claude-code/258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 ROOMY = ExtractiveSummarizer(ratio=1.0, max_chars=200_000)
@@ -90,7 +90,11 @@ def test_every_span_of_a_claude_code_session_names_its_requests_files_commands_a
                 else:
                     assert item in summary, (kind, item)
                 named[kind] += 1
-    assert all(named.values()), named  # the excerpt holds every kind, so each assertion above ran
+    # each kind was asserted on at least once: the whole session holds failed commands; the excerpt a stranger's
+    # clone reads (its start and its compaction, tests/data/corpora) has none, and the generated spans below check
+    # error lines in every dialect
+    assert named["requests"] and named["paths"] and named["commands"], named
+    assert named["errors"] or not FULL, named
 
 
 def test_a_tight_room_lists_the_work_first(claude_spans: list[list[Message]]) -> None:
