@@ -19,6 +19,13 @@ _HEAD = 2048
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
 _NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{1,30}(?: [A-Z][a-z]{1,30}){0,3}\b")
 """A capitalized word (or run of them) inside a sentence, after a lower-case word: a name, a place, a title."""
+_NOT_NAMES = frozenset(
+    "My Our Your His Her Its Their The This That These Those We You He She It They Me Us Him Them And But Or So If "
+    "Then When What Where Why How Who Which An In On At To For Of With By From Also Just Please Thanks Yes No Not "
+    "Ok Okay Hi Hello Hey".split()
+)
+"""Capitalized words that are never a name on their own: a sentence that went on without its full stop ("... went
+My cousin's dog") capitalizes them mid-sentence."""
 
 
 def sentences(line: str) -> list[str]:
@@ -42,8 +49,28 @@ def head_of(lines: Sequence[str]) -> str:
 def names(line: str) -> list[str]:
     """The names in `line` (its first `WINDOW` characters): capitalized words, or runs of them, after a word in
     small letters ("my cousin Marguerite", "reading Great Gatsby"). Identifier patterns miss them, and they are
-    most of what a person states in a chat."""
-    return _NAME.findall(line[:WINDOW])
+    most of what a person states in a chat.
+
+    Left out: a run of words that are never names ("My", `_NOT_NAMES`), and the words an identifier of the line
+    holds (the month of "on March 28", a date listed already): each mention of a name adds to its weight, so
+    "March" from every date of a chat outranked the codes and numbers a user stated once."""
+    window = line[:WINDOW]
+    found = [m for m in _NAME.finditer(window) if not all(w in _NOT_NAMES for w in m.group().split(" "))]
+    if not found:
+        return []
+    taken = [(m.start(), m.end()) for m in combined_matches(window)]
+    out: list[str] = []
+    for m in found:
+        start, end = m.span()
+        for a, b in taken:
+            if a <= start < b:  # it starts inside an identifier: all of it, or its first words, are listed there
+                start = end
+            elif start < a < end:  # an identifier starts inside it: the words before that one are the name
+                end = a
+        name = window[start:end].rstrip()
+        if name and name not in _NOT_NAMES:
+            out.append(name)
+    return out
 
 
 def fact_score(sentence: str) -> int:
