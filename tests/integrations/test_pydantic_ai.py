@@ -202,13 +202,16 @@ def test_tau_bench_runs_through_the_capability() -> None:
 
 
 class _Script:
-    """A deterministic agent turn: the user asks, the model calls `read` twice in parallel, then answers."""
+    """A deterministic agent turn: the user asks, the model calls `read` twice in parallel (`steps` times in a row),
+    then answers."""
 
-    def __init__(self) -> None:
+    def __init__(self, steps: int = 1) -> None:
         self.received: list[list[ModelMessage]] = []
         self.infos: list[AgentInfo] = []
         self.produced: dict[str, str] = {}
         self.n = 0
+        self.steps = steps
+        self._left = 0
 
     def model(self) -> FunctionModel:
         def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -217,6 +220,9 @@ class _Script:
             last = messages[-1]
             self.n += 1
             if isinstance(last, ModelRequest) and any(isinstance(p, UserPromptPart) for p in last.parts):
+                self._left = self.steps
+            if self._left:
+                self._left -= 1
                 return ModelResponse(parts=[
                     TextPart(f"Reading both files ({self.n})."),
                     ToolCallPart("read", {"path": f"src/a{self.n}.py"}, tool_call_id=f"a{self.n}"),
@@ -347,10 +353,15 @@ def test_below_the_trigger_pydantic_ais_own_list_and_objects_go_through() -> Non
 def test_objects_read_once_and_kept_across_a_compaction(monkeypatch: pytest.MonkeyPatch) -> None:
     """A message object already read is not read again (about the two new ones per request); after a compaction,
     each wire message that came back whole is the very object pydantic-ai gave, and a rebuilt one keeps the live
-    object's own fields (its instructions)."""
-    script = _Script()
+    object's own fields (its instructions).
+
+    Turns of three tool steps at a 5,000-token window: the compaction masks the older turns' output, which rebuilds
+    the requests pydantic-ai gave that hold it. (One step a turn at 1,500 tokens masked nothing once the kept tail
+    gave way to the budget, f58fc9c: each compaction summarized what the masks were for, instead of the next
+    request compacting again and masking inside the kept tail.)"""
+    script = _Script(steps=3)
     events: list[ManagerEvent] = []
-    history = _history(1_500, events)
+    history = _history(5_000, events)
     calls: list[int] = []
     real = wire.load
 
@@ -368,7 +379,7 @@ def test_objects_read_once_and_kept_across_a_compaction(monkeypatch: pytest.Monk
         return out
 
     monkeypatch.setattr(wire, "load", counting)
-    script.run(script.agent([ProcessHistory(spy)]), turns=6)
+    script.run(script.agent([ProcessHistory(spy)]), turns=4)
     monkeypatch.undo()
     assert set(calls) == {1}
     assert len(calls) <= 3 * len(pairs)
