@@ -13,8 +13,8 @@ Completions request of a 41-message chat (about 2,400 tokens: nothing to compact
 sessions ``/healthz`` counts, and the ratio of the last RSS to the ones at 1,000 and 5,000 sessions (1.0 is flat).
 
 What is not per session: the token counter's per-message cache is shared by every session and bounded at 65,536
-messages (`DEFAULT_CACHE_SIZE` in `chainsum/tokens/_base.py`), which these 41-message sessions fill by about 1,600 sessions; the
-RSS grows until then and the ratio to the figure at 5,000 is the flat part.
+messages (`DEFAULT_CACHE_SIZE` in `chainsum/tokens/_base.py`), which these 41-message sessions fill by about 1,600
+sessions; the RSS grows until then and the ratio to the figure at 5,000 is the flat part.
 """
 
 from __future__ import annotations
@@ -126,7 +126,9 @@ async def _run(args: argparse.Namespace, server: subprocess.Popen[bytes], url: s
             live = (await client.get(url + "/healthz")).json()["sessions_live"]
             print(f"{mark:16,d} {rss:8.1f} {live:5d} {time.monotonic() - began:8.1f}")
     last, first, middle = at[marks[-1]], at[marks[0]], at[marks[1]]
-    print(f"RSS at {marks[-1]:,} / at {marks[0]:,} sessions: {last / first:.2f}; / at {marks[1]:,}: {last / middle:.2f}")
+    print(
+        f"RSS at {marks[-1]:,} / at {marks[0]:,} sessions: {last / first:.2f}; / at {marks[1]:,}: {last / middle:.2f}"
+    )
 
 
 def main() -> None:
