@@ -39,7 +39,7 @@ from chainsum.messages import Message, Text, ToolCall
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer, clip_body, render_body, render_transcript
 from chainsum.testing import corpora_root, iter_documents
-from chainsum.testing.coding import DIALECTS, coding_span
+from chainsum.testing.coding import DIALECTS, coding_span, spans_of
 from chainsum.testing.sessions import agent_session, chat
 from chainsum.tokens import HeuristicCounter
 
@@ -119,20 +119,6 @@ def truth(span: Sequence[Message]) -> Truth:
                 out.errors.append(pick[:_HEAD])
     for kind in (out.requests, out.paths, out.commands, out.errors):
         kind[:] = list(dict.fromkeys(kind))
-    return out
-
-
-def spans_of(messages: Sequence[Message], size: int) -> list[list[Message]]:
-    """Consecutive spans of about `size` messages, system messages left out, a cut never before a tool message."""
-    body = [m for m in messages if m.role != "system"]
-    out: list[list[Message]] = []
-    start = 0
-    while start < len(body):
-        end = min(len(body), start + size)
-        while end < len(body) and body[end].role == "tool":
-            end += 1
-        out.append(body[start:end])
-        start = end
     return out
 
 

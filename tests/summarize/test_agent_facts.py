@@ -16,7 +16,7 @@ from chainsum.formats import load
 from chainsum.messages import Message, Text, ToolCall, ToolResult
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize import render_transcript as render
-from chainsum.testing.coding import DIALECTS, coding_span
+from chainsum.testing.coding import DIALECTS, coding_span, spans_of
 from chainsum.tokens import HeuristicCounter
 from corpora_support import FULL, document
 
@@ -57,23 +57,10 @@ def work(span: Sequence[Message]) -> dict[str, list[str]]:
     return out
 
 
-def spans(messages: Sequence[Message], size: int) -> list[list[Message]]:
-    body = [m for m in messages if m.role != "system"]
-    out: list[list[Message]] = []
-    start = 0
-    while start < len(body):
-        end = min(len(body), start + size)
-        while end < len(body) and body[end].role == "tool":
-            end += 1
-        out.append(body[start:end])
-        start = end
-    return out
-
-
 @pytest.fixture(scope="module")
 def claude_spans() -> list[list[Message]]:
     doc = document(CLAUDE)
-    return spans(load(doc.data, doc.format).messages, 24)
+    return spans_of(load(doc.data, doc.format).messages, 24)
 
 
 def test_every_span_of_a_claude_code_session_names_its_requests_files_commands_and_errors(

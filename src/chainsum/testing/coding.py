@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from ..messages import Message, Text, ToolCall, ToolResult
 
-__all__ = ["DIALECTS", "CodingSpan", "Dialect", "coding_span"]
+__all__ = ["DIALECTS", "CodingSpan", "Dialect", "coding_span", "spans_of"]
 
 Dialect: TypeAlias = Literal["claude", "codex", "generic"]
 DIALECTS: tuple[Dialect, ...] = ("claude", "codex", "generic")
@@ -181,3 +182,18 @@ def _write(dialect: Dialect, call_id: str, path: str, body: str) -> tuple[ToolCa
     return ToolCall(id=call_id, name="write_file", arguments=_args({key: path, "text": body})), ToolResult(
         call_id=call_id, name="write_file", content="ok"
     )
+
+
+def spans_of(messages: Sequence[Message], size: int) -> list[list[Message]]:
+    """Consecutive spans of about `size` messages, system messages left out, a cut never before a tool message: the
+    spans a summary is judged on (the summaries benchmark and their tests cut a real session alike)."""
+    body = [m for m in messages if m.role != "system"]
+    out: list[list[Message]] = []
+    start = 0
+    while start < len(body):
+        end = min(len(body), start + size)
+        while end < len(body) and body[end].role == "tool":
+            end += 1
+        out.append(body[start:end])
+        start = end
+    return out
