@@ -24,9 +24,33 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# Markers whose tests run only when asked for: by name in ``-m`` or by their variable. ``e2e`` drives real clients
+# (tens of seconds each); ``slow`` is what crosses processes, a real browser or a whole corpus replay (seconds each),
+# kept out of the default run so that it stays within its five minutes on two cores. CI runs both profiles in steps
+# of their own (``.ci/run``): ``uv run pytest -m slow`` and ``uv run pytest -m e2e tests/e2e``.
+ON_REQUEST = {"e2e": "CHAINSUM_E2E", "slow": "CHAINSUM_SLOW"}
+
+
+def asked_for(marker: str, expression: str) -> bool:
+    """Whether the run selects `marker`'s tests: its variable is 1, or ``-m`` names it other than as ``not``."""
+    if os.environ.get(ON_REQUEST[marker]) == "1":
+        return True
+    words = expression.replace("(", " ").replace(")", " ").split()
+    return any(word == marker and (i == 0 or words[i - 1] != "not") for i, word in enumerate(words))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test marked ``corpus`` makes a claim about the whole shared corpora: without them it is skipped, saying
-    why (the excerpts in tests/data serve every other test; see corpora_support)."""
+    why (the excerpts in tests/data serve every other test; see corpora_support). A test of a marker in
+    `ON_REQUEST` is skipped, saying how to run it, unless the run asks for it."""
+    expression = str(config.getoption("markexpr") or "")
+    for marker, variable in ON_REQUEST.items():
+        if asked_for(marker, expression):
+            continue
+        how = pytest.mark.skip(reason=f"runs when asked for: uv run pytest -m {marker} (or {variable}=1)")
+        for item in items:
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(how)
     if FULL:
         return
     skip = pytest.mark.skip(reason="needs the whole shared corpora (../shared/corpora or $CHAINSUM_CORPORA)")

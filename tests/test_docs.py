@@ -175,6 +175,7 @@ def run(example: Example, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("block", cases())
+@pytest.mark.slow
 def test_shell_examples_run(block: list[Example], tmp_path: Path) -> None:
     """The lines of one block, in order, in one directory holding a copy of ``examples/``."""
     assert shutil.which("chainsum", path=str(BIN)), f"chainsum is not installed in {BIN}"

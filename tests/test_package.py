@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "support-session.json"
 UV = shutil.which("uv")
 
-pytestmark = pytest.mark.skipif(UV is None, reason="uv is not on the PATH (pip install uv)")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(UV is None, reason="uv is not on the PATH (pip install uv)")]
 
 
 def _uv(*args: str, cwd: Path = ROOT) -> str:

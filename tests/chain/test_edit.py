@@ -64,6 +64,7 @@ def _check_sizes(chain: Chain) -> None:
 
 @given(chains, st.lists(st.text(max_size=20), max_size=4))
 @settings(max_examples=60, deadline=None)
+@pytest.mark.slow
 def test_sizes_are_sums_after_every_edit(messages: list[Message], extra: list[str]) -> None:
     chain = Chain.build(messages)
     _check_sizes(chain)

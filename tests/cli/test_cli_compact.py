@@ -371,6 +371,7 @@ def test_on_a_terminal_the_bar_counts_calls_against_the_planned_total(tmp_path: 
 
 @needs_a_terminal
 @pytest.mark.parametrize(("strategy", "budget"), [("safe-split", "500"), ("ratio", "950")])
+@pytest.mark.slow
 def test_the_bar_total_stays_put(tmp_path: Path, strategy: str, budget: str) -> None:
     """The total is the planned number of calls from the first frame on: the executor's own total grows round by
     round (safe-split at 500: 1 call in round 1, 2 more in round 2), and the bar showed 1/1, then 1/3. A model that
@@ -405,6 +406,7 @@ def test_the_bar_label_is_not_cut_at_40_columns(tmp_path: Path) -> None:
 
 
 @needs_a_terminal
+@pytest.mark.slow
 def test_a_log_line_is_printed_above_the_bar_not_through_it(tmp_path: Path) -> None:
     """A summarizer that fails logs a warning while the bar is shown: printed by the bar's console, it is a whole
     line above the bar, and the bar is still cleared at the end."""

@@ -95,6 +95,7 @@ def test_same_session_twice_in_one_db_is_refused(replayed: tuple[dict[str, Any],
 
 
 @pytest.mark.parametrize("suffix", [".png", ".html"])
+@pytest.mark.slow
 def test_plots(tmp_path: Path, suffix: str) -> None:
     out = tmp_path / f"plot{suffix}"
     code, _, err = run("replay", EXAMPLE, "--model", "gpt-4", "--plot", str(out))

@@ -43,6 +43,7 @@ def test_no_auth_is_refused_beyond_loopback(monkeypatch: pytest.MonkeyPatch) -> 
     assert code == 2 and "--allowed-host 'http://x/'" in err and err.strip().count("\n") == 0
 
 
+@pytest.mark.slow
 def test_closed_by_default_the_token_is_printed_once_and_never_logged(tmp_path: Path) -> None:
     """No CHAINSUM_API_TOKEN: ``chainsum serve`` makes one and prints the page's URL with it; the API needs it;
     opening that URL (logged by uvicorn at INFO) does not put the token in the log."""
@@ -122,6 +123,7 @@ def running(*args: str) -> Iterator[str]:
     assert b"Traceback" not in err, err.decode()
 
 
+@pytest.mark.slow
 def test_a_real_process_serves_and_stops(tmp_path: Path) -> None:
     with FakeLLMServer() as fake:
         args = ("--upstream", fake.openai_base_url, "--db", str(tmp_path / "serve.db"), "--context-window", "4000")
@@ -135,6 +137,7 @@ def test_a_real_process_serves_and_stops(tmp_path: Path) -> None:
             assert r.headers["x-chainsum-session"].startswith("cli~")
 
 
+@pytest.mark.slow
 def test_two_worker_processes_on_one_sqlite_file(tmp_path: Path) -> None:
     """uvicorn workers as ``--workers 2`` starts them: one session's request sent four at once is answered every
     time, the session is summarized once, and every request reaches the upstream inside the window."""

@@ -203,6 +203,7 @@ def test_a_mask_given_room_back_lists_the_identifiers_a_smaller_budget_s_summary
 @pytest.mark.parametrize(
     "doc", every_per_corpus(list(iter_documents(include_subagents=False)), 25), ids=lambda d: d.label
 )
+@pytest.mark.slow
 def test_on_the_corpora_a_larger_budget_never_keeps_fewer_identifiers(doc: CorpusDocument) -> None:
     assert_identifiers_monotone(load(doc.data, doc.format).messages, (0.15, *SHARES))
 

@@ -151,6 +151,7 @@ def _check_state(agent: Any, config: dict[str, Any], middleware: ChainsumMiddlew
 
 @pytest.mark.corpus  # the whole session: tests/data holds only its start
 @pytest.mark.parametrize("mode", ["state", "request"])
+@pytest.mark.slow
 def test_a_claude_code_session_stays_inside_the_window(mode: str) -> None:
     """154 model calls of a real Claude Code session (parallel calls, tool output up to 60 KB) at an 8K window, with
     Anthropic's rules, through ``invoke`` (the sync hooks)."""

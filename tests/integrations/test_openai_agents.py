@@ -132,6 +132,7 @@ def archived_calls(archive: MemoryArchive | SQLiteStore, session: str) -> dict[s
     # the whole Claude Code session: tests/data holds only its start
     [("tau-bench", 6000), pytest.param("claude-code", 16000, marks=pytest.mark.corpus)],
 )
+@pytest.mark.slow
 def test_an_agent_replaying_a_corpus_session_stays_inside_the_window(shape: str, window: int) -> None:
     script = corpus_script(shape)
     instructions = script.system or "You are a coding agent. Use the tools."

@@ -161,6 +161,7 @@ def _check_replay(
 
 
 @pytest.mark.corpus  # the whole session: tests/data holds only its start
+@pytest.mark.slow
 def test_a_claude_code_session_through_process_history() -> None:
     """152 model requests of a real Claude Code session (22 of them with parallel calls, signed thinking) at an
     8K window, the processor in ``ProcessHistory`` as pydantic-ai v2 documents it."""
@@ -178,6 +179,7 @@ def test_a_claude_code_session_through_process_history() -> None:
     _check_replay(replay, history, final, window, "anthropic", events)
 
 
+@pytest.mark.slow
 def test_tau_bench_runs_through_the_capability() -> None:
     """Ten tau-bench airline runs one after the other (their system prompt kept as the agent's), the processor
     put straight into ``capabilities=`` (pydantic-ai calls it as a factory and gets `ChainsumCapability`)."""

@@ -161,6 +161,7 @@ async def play(agent: Agent, replay: Replay, turns: slice = slice(None)) -> None
         pytest.param("claude-code", 1, 1, 16_000, id="claude-code-16k", marks=pytest.mark.corpus),
     ],
 )
+@pytest.mark.slow
 def test_replayed_agent_stays_inside_the_window(
     corpus: str, runs: int, parallel: int, window: int, tmp_path: Path, store: SQLiteStore
 ) -> None:

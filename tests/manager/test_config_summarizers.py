@@ -234,6 +234,7 @@ def test_a_preference_list_across_bedrock_gemini_and_openai_retries_then_falls_b
     ]
 
 
+@pytest.mark.slow
 def test_when_bedrock_and_gemini_time_out_the_extractive_summarizer_still_summarizes(
     server: FakeLLMServer, cloud_env: dict[str, str]
 ) -> None:

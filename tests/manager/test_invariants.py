@@ -188,6 +188,7 @@ def test_generated_chains(config: ChainConfig, window: int) -> None:
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_corpora() -> None:
     """Claude Code sessions at a 64K window (Anthropic), every 10th tau-bench and tau2 run at 4K (OpenAI); every run
     under the thorough profile."""

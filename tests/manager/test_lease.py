@@ -110,6 +110,7 @@ def test_an_unreaped_killed_holder_is_gone_too(store: SQLiteStore, tmp_path: Pat
         _kill(proc)
 
 
+@pytest.mark.slow
 def test_a_lease_of_a_holder_elsewhere_expires_when_it_stops_renewing(store: SQLiteStore, tmp_path: Path) -> None:
     proc = _holder(tmp_path / "sessions.db", lease_s=1.0, other_host=True)
     try:

@@ -13,6 +13,8 @@ from chainsum.store import message_sha256
 from manager.manager_race_worker import history, prepare_once
 from store.store_support import POSTGRES_URL, open_store, require_postgres
 
+pytestmark = pytest.mark.slow  # a real browser / real processes: seconds each (see tests/conftest.py)
+
 
 def _target(kind: str, tmp_path: Path) -> dict[str, str]:
     if kind == "sqlite":

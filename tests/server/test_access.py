@@ -102,6 +102,7 @@ def _events(p: Running, headers: dict[str, str], query: str = "") -> list[dict[s
     return got
 
 
+@pytest.mark.slow
 def test_a_clients_key_opens_its_own_sessions_and_no_route_reaches_another_clients(
     fake: FakeLLMServer, store: SQLiteStore
 ) -> None:

@@ -9,6 +9,7 @@ import time
 from typing import Any, cast
 
 import httpx
+import pytest
 
 from chainsum.formats import load
 from chainsum.manager import ManagerConfig
@@ -58,6 +59,7 @@ def question(i: int) -> str:
     return f"Where is order ORD-{1000 + i}? " + "please check " * 12
 
 
+@pytest.mark.slow
 def test_the_context_is_what_the_openai_upstream_received_recall_blocks_and_records_included(
     fake: FakeLLMServer, store: SQLiteStore
 ) -> None:

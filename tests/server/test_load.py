@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import httpx
+import pytest
 
 from chainsum.formats import load
 from chainsum.store import SQLiteStore
@@ -20,6 +21,7 @@ TURNS = 6
 WINDOW = 1500
 
 
+@pytest.mark.slow
 def test_concurrent_sessions_all_answered_inside_their_window(fake: FakeLLMServer, store: SQLiteStore) -> None:
     with proxy(fake, store, context_window=WINDOW) as p:
 

@@ -25,6 +25,8 @@ from chainsum.tokens import HeuristicCounter
 from server.server_support import Running, chat, proxy
 from store.store_support import POSTGRES_URL, require_postgres
 
+pytestmark = pytest.mark.slow  # a real browser / real processes: seconds each (see tests/conftest.py)
+
 WINDOW = 2000
 
 

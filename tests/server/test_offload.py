@@ -79,6 +79,7 @@ def _post(url: str, session: str, messages: object, timeout: float = 60) -> http
     )
 
 
+@pytest.mark.slow
 def test_a_session_waiting_for_another_instances_lock_holds_up_no_other_request(
     fake: FakeLLMServer, backend: tuple[SqlStore, list[str]]
 ) -> None:
@@ -125,7 +126,7 @@ def test_a_session_waiting_for_another_instances_lock_holds_up_no_other_request(
                     probe(base_health, base_other)
                 thread = threading.Thread(target=over_the_window)
                 thread.start()
-                time.sleep(0.5)  # it is waiting now
+                time.sleep(0.2)  # it is waiting now
                 health: list[float] = []
                 other: list[float] = []
                 while thread.is_alive() and len(health) < 30:
@@ -137,12 +138,19 @@ def test_a_session_waiting_for_another_instances_lock_holds_up_no_other_request(
         # the waiting request did wait (the lock was held elsewhere) while the others were answered
         assert waited and waited[0] >= WAIT_S * 0.9
         assert len(health) >= 10, health
-        # A stalled loop shows as seconds (the whole wait). Within 50 ms (the figure) of what the same probes
-        # took with nothing waiting, by the median: on a loaded test machine a single probe may take longer than
-        # that with nothing blocking at all.
-        assert statistics.median(health) < statistics.median(base_health) + 0.05, (base_health, health)
-        assert statistics.median(other) < statistics.median(base_other) + 0.05, (base_other, other)
-        assert max(health + other) < WAIT_S / 3, (health, other)
+        # A loop held for the wait shows as one probe taking the rest of it (about 2.8 s) and the others none: too few
+        # probes and a huge first. Within 50 ms (the figure) of what the same probes took with nothing
+        # waiting, by the median and by nine in ten of them; on a loaded test machine a single probe may take longer
+        # than that with nothing blocking at all (CI once saw one take 1.6 s amid 30 of 5-20 ms), so the slowest
+        # one is held only to less than the wait.
+        for base, during in ((base_health, health), (base_other, other)):
+            assert statistics.median(during) < statistics.median(base) + 0.05, (base, during)
+            assert _ninth_decile(during) < statistics.median(base) + 0.05, (base, during)
+        assert max(health + other) < WAIT_S * 0.8, (health, other)
+
+
+def _ninth_decile(values: list[float]) -> float:
+    return statistics.quantiles(values, n=10)[-1]
 
 
 # -- Offload ---------------------------------------------------------------------------------------------------------

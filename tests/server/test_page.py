@@ -17,6 +17,7 @@ import time
 from typing import Any, cast
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from chainsum.manager import ManagerConfig
@@ -34,6 +35,8 @@ from server.page_support import (
     wait_listed,
 )
 from server.server_support import proxy
+
+pytestmark = pytest.mark.slow  # a real browser / real processes: seconds each (see tests/conftest.py)
 
 SUMMARIZED = "Context has been summarized"
 

@@ -5,12 +5,15 @@ instead, it shows that client's sessions and no other's."""
 from __future__ import annotations
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, expect
 
 from chainsum.store import SQLiteStore
 from chainsum.testing import FakeLLMServer
 from server.page_support import WINDOW, open_page, question, wait_listed
 from server.server_support import Running, proxy
+
+pytestmark = pytest.mark.slow  # a real browser / real processes: seconds each (see tests/conftest.py)
 
 
 def _talk(run: Running, session: str, key: str, turns: int = 8) -> str:

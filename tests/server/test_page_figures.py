@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from chainsum.chain import RecordBlock, block_id, record_message
@@ -33,6 +34,8 @@ from chainsum.testing.fake_llm import FakeText
 from chainsum.tokens import HeuristicCounter
 from server.page_support import WINDOW, Shot, figures, last_summarized_event, open_page, question, wait_listed
 from server.server_support import Running, proxy
+
+pytestmark = pytest.mark.slow  # a real browser / real processes: seconds each (see tests/conftest.py)
 
 FIRST = "My order number is ORD-7731; please remember it."
 RECALLING = "Which order number did I give you at the start, ORD-7731?"

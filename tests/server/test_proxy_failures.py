@@ -68,6 +68,7 @@ def test_upstream_errors_pass_through_with_their_status_and_body(fake: FakeLLMSe
         assert status.value.status_code == 503 and "overloaded" in status.value.message
 
 
+@pytest.mark.slow
 def test_a_slow_upstream_is_a_504_and_a_slow_stream_is_not_buffered(fake: FakeLLMServer, store: SQLiteStore) -> None:
     with proxy(fake, store, context_window=4000, upstream_timeout_s=0.5) as p:
         fake.script(FakeStall(seconds=5))

@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 import openai
+import pytest
 
 from chainsum.formats import load
 from chainsum.rules import validate
@@ -34,6 +35,7 @@ def upstream_tokens(body: Any) -> int:
     return HeuristicCounter().count_messages(list(conv.messages))
 
 
+@pytest.mark.slow
 def test_a_long_conversation_stays_inside_the_window_and_streams_intact(
     fake: FakeLLMServer, store: SQLiteStore
 ) -> None:

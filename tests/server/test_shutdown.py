@@ -24,6 +24,8 @@ from chainsum.testing import FakeLLMServer
 from server.server_support import ADMIN_TOKEN, chat, free_port
 from store.store_support import POSTGRES_URL, require_postgres
 
+pytestmark = pytest.mark.slow  # a real browser / real processes: seconds each (see tests/conftest.py)
+
 SUMMARY_DELAY_S = 2.0
 
 

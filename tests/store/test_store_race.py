@@ -14,6 +14,8 @@ import pytest
 from store.race_worker import race
 from store.store_support import open_store
 
+pytestmark = pytest.mark.slow  # a real browser / real processes: seconds each (see tests/conftest.py)
+
 N = 12
 
 

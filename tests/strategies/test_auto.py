@@ -260,6 +260,7 @@ def test_over_the_hard_limit_without_a_summarizer_old_messages_move_to_the_archi
     assert result.messages[-2:] == tuple(messages[-2:])
 
 
+@pytest.mark.slow
 def test_a_larger_budget_never_keeps_fewer_tokens() -> None:
     messages = agent_history(12, output=1500)
     counter = CharCounter()

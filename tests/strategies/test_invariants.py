@@ -134,6 +134,7 @@ def test_large_generated_chains(seed: int) -> None:
 
 
 @pytest.mark.corpus
+@pytest.mark.slow
 def test_every_corpus_conversation() -> None:
     docs = every_per_corpus(iter_documents(), 10)
     if not docs:

@@ -153,6 +153,7 @@ def short_summary(transcript: str) -> str:
 @pytest.mark.corpus
 @pytest.mark.parametrize("config", [SectionsConfig(), SMALL], ids=["defaults", "small"])
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.slow
 def test_corpora_through_the_executor(provider: str, config: SectionsConfig) -> None:
     changed = 0
     for doc in DOCS:

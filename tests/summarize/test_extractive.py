@@ -178,6 +178,7 @@ def test_consolidation_merges_partial_summaries_keeping_identifiers() -> None:
     assert "(x2) (x2)" not in again
 
 
+@pytest.mark.slow
 def test_huge_transcript_is_linear_in_work() -> None:
     line = "Error: timeout after 30s reading /srv/data/part_{i}.parquet (see https://x.io/{i}) in load_part()\n"
     body = "".join(line.format(i=i) for i in range(52_000))  # ~5 MB

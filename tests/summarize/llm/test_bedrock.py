@@ -153,6 +153,7 @@ def test_a_callers_client_is_used_and_still_bounded_by_the_timeout(server: FakeL
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.slow
 def test_the_event_loop_runs_while_boto3_waits(server: FakeLLMServer) -> None:
     server.script(FakeStall(seconds=0.4), FakeText(text="late"))
 
