@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,33 @@ def test_file_store_uses_wal_and_a_busy_timeout(tmp_path: Path) -> None:
         conn = store._conn  # pyright: ignore[reportPrivateUsage]
         assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert conn.execute("PRAGMA busy_timeout").fetchone() == (1234,)
+        assert conn.execute("PRAGMA synchronous").fetchone() == (1,)  # NORMAL: WAL syncs at checkpoints
+
+
+def test_held_leases_are_renewed_by_one_thread_that_ends_with_the_last(tmp_path: Path) -> None:
+    """Two locks held past their 0.3 s lease stay held (renewed), by one renewing thread, which ends once the last
+    is released; then the sessions can be taken from another store at once."""
+    path = tmp_path / "s.db"
+
+    def renewers() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "chainsum-lease"]
+
+    before = len(renewers())
+    with SQLiteStore(path, lock_lease_s=0.3) as holder, SQLiteStore(path) as other:
+        with holder.try_lock("a") as a, holder.try_lock("b") as b:
+            assert a and b
+            assert len(renewers()) == before + 1
+            time.sleep(0.8)  # well past the lease: only the renewals keep it
+            for session in ("a", "b"):
+                with other.try_lock(session) as taken:
+                    assert not taken, session
+        deadline = time.monotonic() + 5
+        while len(renewers()) > before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(renewers()) == before
+        for session in ("a", "b"):
+            with other.try_lock(session) as taken:
+                assert taken, session
 
 
 def test_an_expired_lease_can_be_taken_over_and_the_old_holder_cannot_release_it(tmp_path: Path) -> None:

@@ -103,6 +103,10 @@ class SQLiteStore(SqlStore):
         super().__init__()
         self.path = os.fspath(path)
         self._lease_ms = int(lock_lease_s * 1000)
+        self._owners: dict[str, str] = {}
+        """The owner of each lock this store holds (under `_mutex`), renewed by `_renew`."""
+        self._renewer: threading.Thread | None = None
+        self._closing = threading.Event()
         if os.path.isdir(self.path):
             raise StoreError(f"{self.path}: is a directory, not a database file")
         if self.path not in ("", ":memory:") and not os.path.isdir(os.path.dirname(os.path.abspath(self.path))):
@@ -117,6 +121,11 @@ class SQLiteStore(SqlStore):
             self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode = WAL")
+                # In WAL mode NORMAL syncs at checkpoints, not at each commit: a commit survives any crash of the
+                # process (the WAL is in the OS's hands) and may be lost only with the machine's power, never
+                # corrupting the file (SQLite's own advice for WAL). FULL cost a disk flush per commit, four a
+                # compaction (lock, archive, state, unlock): most of a compacting request's time in the proxy.
+                self._conn.execute("PRAGMA synchronous = NORMAL")
             with self._write() as tx:
                 version = migrate(tx, self._migrations, _table_exists)
         except sqlite3.Error as exc:  # a file that is not a database, a directory that cannot be written, ...
@@ -219,29 +228,32 @@ class SQLiteStore(SqlStore):
         while not acquired and time.monotonic() < deadline:
             time.sleep(_POLL_S)
             acquired = self._acquire(session, owner)
-        stop = threading.Event()
-        beat = threading.Thread(target=self._heartbeat, args=(session, owner, stop), daemon=True) if acquired else None
-        if beat is not None:
-            beat.start()
         try:
             yield acquired
         finally:
-            if beat is not None:
-                stop.set()
-                beat.join()
+            if acquired:
                 self._release(session, owner)
 
-    def _heartbeat(self, session: str, owner: str, stop: threading.Event) -> None:
-        """Renew the lease every third of it until `stop`; a failed renewal is logged and retried."""
-        while not stop.wait(self._lease_ms / 3000):
-            try:
-                with self._write() as tx:
-                    tx.execute(
-                        "UPDATE session_locks SET expires_ms = ? WHERE session = ? AND owner = ?",
-                        (int(time.time() * 1000) + self._lease_ms, session, owner),
-                    )
-            except sqlite3.Error:
-                logger.warning("session=<%s> | could not renew the summarization lease", session, exc_info=True)
+    def _renew(self) -> None:
+        """Renew the lease of every lock this store holds, every third of the lease, while it holds any: one
+        thread for all of them, started by the first and ending with the last (a thread per lock cost a
+        compacting request a millisecond or more to start). A failed renewal is logged and tried again."""
+        while not self._closing.wait(self._lease_ms / 3000):
+            with self._mutex:
+                held = dict(self._owners)
+                if not held:
+                    self._renewer = None
+                    return
+                expires = int(time.time() * 1000) + self._lease_ms
+                for session, owner in held.items():
+                    try:
+                        with self._write() as tx:
+                            tx.execute(
+                                "UPDATE session_locks SET expires_ms = ? WHERE session = ? AND owner = ?",
+                                (expires, session, owner),
+                            )
+                    except sqlite3.Error:
+                        logger.warning("session=<%s> | could not renew the summarization lease", session, exc_info=True)
 
     def _acquire(self, session: str, owner: str) -> bool:
         with self._mutex:
@@ -261,12 +273,17 @@ class SQLiteStore(SqlStore):
                 )
             if changed == 1:
                 self._held.add(session)
+                self._owners[session] = owner
+                if self._renewer is None:
+                    self._renewer = threading.Thread(target=self._renew, name="chainsum-lease", daemon=True)
+                    self._renewer.start()
                 logger.debug("session=<%s> | summarization lock acquired", session)
             return changed == 1
 
     def _release(self, session: str, owner: str) -> None:
         with self._mutex:
             self._held.discard(session)
+            self._owners.pop(session, None)
             try:
                 with self._write() as tx:
                     tx.execute("DELETE FROM session_locks WHERE session = ? AND owner = ?", (session, owner))
@@ -277,6 +294,7 @@ class SQLiteStore(SqlStore):
             logger.debug("session=<%s> | summarization lock released", session)
 
     def close(self) -> None:
+        self._closing.set()
         with self._mutex:
             self._conn.close()
 
