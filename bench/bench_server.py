@@ -26,7 +26,8 @@ of 115-350 KB) and a Codex-shaped one (OpenAI Responses: instructions, function 
 through the bare pass-through and through chainsum, with nothing to compact (a 200K window) and compacting (a
 window the session outgrows). Printed: the p50 overhead of each proxy over direct, chainsum's against the bare
 one's (the target: <= 2x), the first and last quarter of the session (flat as it grows), and the p50 overhead of
-the requests chainsum compacted (the target: <= 20 ms of chainsum time).
+the requests chainsum compacted, and chainsum's own time on them (its ``Server-Timing: chainsum;dur=``, the
+issue's target: <= 20 ms of chainsum time).
 """
 
 from __future__ import annotations
@@ -224,14 +225,28 @@ class AgentRun:
     latencies: list[list[float]]
     """Per round, the latency of each request in order."""
     compacted: list[list[bool]]
+    own: list[list[float]]
+    """Per round, chainsum's own time on each request (ms, its ``Server-Timing``; 0 for the others)."""
 
 
-async def _drive_agent(url: str, path: str, bodies: list[bytes], window: int | None) -> tuple[list[float], list[bool]]:
+def _own_ms(value: str) -> float:
+    """The ``chainsum;dur=`` entry of a ``Server-Timing`` header, in ms (0.0 when absent)."""
+    for entry in value.split(","):
+        name, _, params = entry.strip().partition(";")
+        if name == "chainsum" and params.startswith("dur="):
+            return float(params.removeprefix("dur="))
+    return 0.0
+
+
+async def _drive_agent(
+    url: str, path: str, bodies: list[bytes], window: int | None
+) -> tuple[list[float], list[bool], list[float]]:
     headers = {"content-type": "application/json", "x-api-key": "sk-bench", "authorization": "Bearer sk-bench"}
     if window is not None:
         headers["X-Chainsum-Context-Window"] = str(window)
     latencies: list[float] = []
     compacted: list[bool] = []
+    own: list[float] = []
     async with httpx.AsyncClient(base_url=url, timeout=120) as client:
         for body in bodies:
             started = time.perf_counter()
@@ -239,7 +254,8 @@ async def _drive_agent(url: str, path: str, bodies: list[bytes], window: int | N
             latencies.append(time.perf_counter() - started)
             r.raise_for_status()
             compacted.append(r.headers.get("x-chainsum-summarized") == "true")
-    return latencies, compacted
+            own.append(_own_ms(r.headers.get("server-timing", "")))
+    return latencies, compacted, own
 
 
 def _overheads(run: AgentRun, direct: AgentRun, only: list[list[bool]] | None = None) -> list[float]:
@@ -257,7 +273,7 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> N
     print("agent clients: 26 requests a session (115-350 KB), non-streaming, a new session each round")
     print(
         f"{'scenario':40} {'direct p50 ms':>13} {'bare +p50':>9} {'chainsum +p50':>13} {'x bare':>6} "
-        f"{'+p50 first/last q':>18} {'compacted':>9} {'+p50 compacting':>15}"
+        f"{'+p50 first/last q':>18} {'compacted':>9} {'+p50 compacting':>15} {'own p50 compacting':>18}"
     )
     for index, (name, make, path, window) in enumerate(
         (
@@ -267,7 +283,7 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> N
             ("Codex-shaped, compacting (24K)", codex_bodies, "/v1/responses", 24_000),
         )
     ):
-        direct, bare, through = AgentRun([], []), AgentRun([], []), AgentRun([], [])
+        direct, bare, through = AgentRun([], [], []), AgentRun([], [], []), AgentRun([], [], [])
         for r in range(rounds):
             bodies = make(100 * r + index)
             for run, base, win in (
@@ -275,9 +291,10 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> N
                 (bare, f"http://127.0.0.1:{bare_port}", None),
                 (through, f"http://127.0.0.1:{port}", window),
             ):
-                latencies, compacted = asyncio.run(_drive_agent(base, path, bodies, win))
+                latencies, compacted, own = asyncio.run(_drive_agent(base, path, bodies, win))
                 run.latencies.append(latencies)
                 run.compacted.append(compacted)
+                run.own.append(own)
 
         d50 = statistics.median(v for lat in direct.latencies for v in lat) * 1000
         b50 = statistics.median(_overheads(bare, direct))
@@ -293,9 +310,13 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> N
         compacting = _overheads(through, direct, through.compacted)
         n_compacted = sum(map(sum, through.compacted))
         c_text = f"{statistics.median(compacting):.2f}" if compacting else "-"
+        own = [
+            ms for flags, times in zip(through.compacted, through.own, strict=True) for f, ms in zip(flags, times) if f
+        ]
+        o_text = f"{statistics.median(own):.2f}" if own else "-"
         print(
             f"{name:40} {d50:13.2f} {b50:9.2f} {c50:13.2f} {c50 / b50 if b50 > 0 else float('nan'):6.2f} "
-            f"{first:8.2f}/{last:<9.2f} {n_compacted:9d} {c_text:>15}"
+            f"{first:8.2f}/{last:<9.2f} {n_compacted:9d} {c_text:>15} {o_text:>18}"
         )
 
 

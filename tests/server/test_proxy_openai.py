@@ -5,6 +5,7 @@ compaction is announced exactly when it happens, in a way the SDK tolerates."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -13,6 +14,7 @@ import pytest
 
 from chainsum.formats import load
 from chainsum.rules import validate
+from chainsum.server._proxy import _with_timing  # pyright: ignore[reportPrivateUsage]
 from chainsum.store import SQLiteStore
 from chainsum.testing import FakeLLMServer
 from chainsum.testing.fake_llm import FakeText
@@ -288,3 +290,31 @@ def test_the_query_string_and_the_models_route_reach_the_upstream(fake: FakeLLMS
         ("/v1/models", "api-version=2025-01-01"),
     ]
     assert [m.id for m in listed.data]
+
+
+def test_each_answer_says_chainsums_own_time_in_server_timing(fake: FakeLLMServer, store: SQLiteStore) -> None:
+    """``Server-Timing: chainsum;dur=MS``: what chainsum spent on the request before the upstream's part, on a
+    request it compacted and on one it did not, never more than the whole request took."""
+    with proxy(fake, store, context_window=WINDOW) as p:
+        for n, summarized in ((1, "false"), (14, "true")):
+            started = time.perf_counter()
+            r = httpx.post(
+                p.url + "/v1/chat/completions",
+                json={"model": "gpt-4o", "messages": grown_history(n)},
+                headers={"Authorization": "Bearer sk-x", "X-Chainsum-Session": "timed"},
+            )
+            whole_ms = (time.perf_counter() - started) * 1000
+            assert r.status_code == 200 and r.headers["x-chainsum-summarized"] == summarized
+            name, _, value = r.headers["server-timing"].partition(";dur=")
+            assert name == "chainsum" and 0 < float(value) < whole_ms
+
+
+def test_the_upstreams_server_timing_entries_come_first() -> None:
+    merged = _with_timing(
+        {"server-timing": "db;dur=3", "content-type": "application/json"}, {"Server-Timing": "chainsum;dur=1.50"}
+    )
+    assert merged == {"content-type": "application/json", "Server-Timing": "db;dur=3, chainsum;dur=1.50"}
+    assert _with_timing({"x": "1"}, {"Server-Timing": "chainsum;dur=2"}) == {
+        "x": "1",
+        "Server-Timing": "chainsum;dur=2",
+    }

@@ -28,6 +28,7 @@ import asyncio
 import contextvars
 import inspect
 import logging
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -130,9 +131,14 @@ def _trim_oldest(text: str, cap: int, count: Callable[[str], int]) -> str:
 
 
 def _is_structured(value: object) -> bool:
-    from ..summarize import StructuredSummary
+    """Whether a summarizer answered with a `StructuredSummary`. Asked after every summary, and the module that
+    defines it (pydantic models, built on import: about 100 ms) is loaded only by a summarizer that makes one:
+    while it is not loaded, no value can be one."""
+    module = sys.modules.get(_STRUCTURED)
+    return module is not None and isinstance(value, module.StructuredSummary)
 
-    return isinstance(value, StructuredSummary)
+
+_STRUCTURED = "chainsum.summarize._structured"
 
 
 @dataclass(slots=True)

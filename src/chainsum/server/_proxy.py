@@ -15,7 +15,8 @@ line, ``: context_summarized {json}``, which every SSE parser skips (the OpenAI 
 event into a chunk and fails on an unknown one); a client that sends ``X-Chainsum-Events: named`` gets the named
 event instead. The Anthropic SDK passes unknown named events by, so ``/v1/messages`` gets ``event:
 context_summarized``. Every response carries ``X-Chainsum-Session``, ``X-Chainsum-Summarized``,
-``X-Chainsum-Tokens-Before`` and ``X-Chainsum-Tokens-After``.
+``X-Chainsum-Tokens-Before``, ``X-Chainsum-Tokens-After`` and ``Server-Timing: chainsum;dur=MS`` (chainsum's own
+time on the request before the upstream's, after any entries of the upstream's).
 """
 
 from __future__ import annotations
@@ -197,6 +198,9 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
         extra["X-Chainsum-Summarized"] = "true" if event is not None else "false"
         extra["X-Chainsum-Tokens-Before"] = str(prepared.tokens_before)
         extra["X-Chainsum-Tokens-After"] = str(prepared.tokens_after)
+    # chainsum's own time on the request (reading, preparing, writing the body), apart from the upstream's: what
+    # an operator compares with the upstream's latency, in the standard header browsers' devtools show
+    extra["Server-Timing"] = f"chainsum;dur={(time.perf_counter() - started) * 1000:.2f}"
     base = state.settings.anthropic_upstream if route.dialect == "anthropic" else state.settings.upstream
     return await _forward(request, route, state, f"{base.rstrip('/')}{route.upstream_path}", content, extra, event)
 
@@ -235,6 +239,16 @@ async def _prepare(
     return prepared
 
 
+def _with_timing(upstream: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The upstream's headers with ours over them, but ``Server-Timing`` joined: the upstream's entries (in
+    whatever case it spelled the name), then chainsum's."""
+    theirs = [upstream.pop(k) for k in list(upstream) if k.lower() == "server-timing"]
+    out = {**upstream, **extra}
+    if theirs:
+        out["Server-Timing"] = ", ".join([*theirs, *([extra["Server-Timing"]] if "Server-Timing" in extra else [])])
+    return out
+
+
 async def _forward(
     request: Request,
     route: _Route,
@@ -261,7 +275,7 @@ async def _forward(
     if event is not None and response.streaming and response.status == 200:
         session = extra.get("X-Chainsum-Session", "")
         prefix = _announcement(route, request.headers, event.to_context_summarized(session).to_json_dict())
-    out_headers = {**client_headers(response.headers), **extra}
+    out_headers = _with_timing(client_headers(response.headers), extra)
     if not response.streaming and response.length_known:
         # A whole answer of known length (a non-streaming completion, an error): read it and send it in one piece,
         # without the streaming machinery (a task group, chunked encoding), which costs milliseconds a request.
