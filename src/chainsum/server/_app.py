@@ -8,9 +8,10 @@ order. Routers reach them through the request (`_state.state_of`), never through
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import sys
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Generator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -37,7 +38,38 @@ __all__ = ["create_app", "open_store"]
 logger = logging.getLogger(__name__)
 
 _SWITCH_INTERVAL_S = 0.001
-"""The interpreter's switch interval while the app runs (see the lifespan)."""
+"""The interpreter's switch interval while the app runs (`_serving_interpreter`)."""
+
+
+@contextlib.contextmanager
+def _serving_interpreter() -> Generator[None]:
+    """The interpreter set up for serving while the app runs, as it was again after.
+
+    Preparations run on worker threads (`_offload`), and a compaction computes there for seconds; what another
+    session's request waits for meanwhile is the interpreter's lock (GIL). Two things decide how long:
+
+    - The switch interval: a computing thread hands the lock to the serving loop every switch interval (5 ms by
+      default), and one request of another session waits that long at each of its dozen steps: at most 1 ms here.
+    - The cyclic garbage collector. A full collection (generation 2) holds the lock for as long as it takes to scan
+      every tracked object of the process, and a large compaction's allocations start several of them: a
+      20,000-message history set off four or five, of 50-100 ms each, and a request of another session that came
+      during one waited for all of it. Most of what each scanned (about 90,000 objects) is what the process made
+      before it served: modules, classes, functions, the app and its resources, which never become garbage.
+      `gc.freeze` leaves those out of every later collection, which then scans only what the sessions made (10-30
+      ms each). Measured (issue 20, `bench/bench_large_compaction.py --part 2`, 3 rounds at load 3): the other
+      session's added p99 went from 58-84 ms (SQLite) and 67-139 ms (PostgreSQL) to 17-27 ms and 13-15 ms. Frozen
+      objects are still freed as usual when their last reference goes; only a reference cycle among them waits for
+      `gc.unfreeze`, at shutdown. No collection before freezing: it takes as long as one of the pauses it saves,
+      at every start (a test suite starts many apps), for the little garbage a process holds then.
+    """
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch, _SWITCH_INTERVAL_S))
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        sys.setswitchinterval(switch)
 
 
 def open_store(settings: ServerSettings) -> SqlStore:
@@ -84,29 +116,25 @@ def create_app(
         )
         await hub.start()
         sessions.start()
-        # Preparations run on worker threads (`_offload`); a compaction computes there for seconds. The interpreter
-        # hands its lock from such a thread to the serving loop every switch interval (5 ms by default), and one
-        # request of another session waits that long at each of its dozen steps: at most 1 ms while the app runs.
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(min(switch, _SWITCH_INTERVAL_S))
-        logger.info(
-            "upstream=<%s>, anthropic_upstream=<%s> | chainsum serve ready",
-            settings.upstream,
-            settings.anthropic_upstream,
-        )
-        try:
-            yield
-        finally:
-            await sessions.stop()
-            # the requests in flight have ended (uvicorn waits for them); a preparation cut off from its request
-            # still runs on its worker: let it end, so that its session's lock is released, then close the workers
-            await sessions.shutdown(settings.shutdown_timeout_s)
-            await sessions.drain()
-            await hub.close()
-            await upstream.aclose()
-            if store is None:
-                opened.close()
-            sys.setswitchinterval(switch)
+        with _serving_interpreter():
+            logger.info(
+                "upstream=<%s>, anthropic_upstream=<%s> | chainsum serve ready",
+                settings.upstream,
+                settings.anthropic_upstream,
+            )
+            try:
+                yield
+            finally:
+                await sessions.stop()
+                # the requests in flight have ended (uvicorn waits for them); a preparation cut off from its request
+                # still runs on its worker: let it end, so that its session's lock is released, then close the
+                # workers
+                await sessions.shutdown(settings.shutdown_timeout_s)
+                await sessions.drain()
+                await hub.close()
+                await upstream.aclose()
+                if store is None:
+                    opened.close()
 
     app = FastAPI(
         title="chainsum",
