@@ -16,6 +16,7 @@ from chainsum.formats import load
 from chainsum.messages import Message, Text, ToolCall, ToolResult
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize import render_transcript as render
+from chainsum.summarize._items import SAMPLE_HEAD, SAMPLE_TAIL  # pyright: ignore[reportPrivateUsage]
 from chainsum.testing.coding import DIALECTS, coding_span, spans_of
 from chainsum.tokens import HeuristicCounter
 from corpora_support import FULL, document
@@ -209,3 +210,29 @@ def test_a_chat_request_keeps_the_facts_not_the_greeting() -> None:
     summary = ExtractiveSummarizer().summarize_text(render([Message.of("user", text)], "human", target_tokens=60))
     assert "June 12" in summary and "Marguerite" in summary, summary
     assert "lovely morning" not in summary
+
+
+def test_a_long_output_gives_identifiers_from_its_head_and_tail_and_its_error_from_anywhere() -> None:
+    """Of a tool output longer than `SAMPLE_HEAD` + `SAMPLE_TAIL` characters, the identifiers come from its head and
+    tail only (the patterns cost about 0.2 us a character), while its outcome is read whole: an error line in the
+    middle is still the command's error."""
+    filler = [f"line {i} of the build log, nothing of note here" for i in range(400)]
+    middle = len(filler) // 2
+    lines = [
+        "start: src/first/module_a.py",
+        *filler[:middle],
+        "ERROR: build failed in src/middle/module_m.py",
+        *filler[middle:],
+        "done: src/last/module_z.py",
+    ]
+    output = "\n".join(lines)
+    assert len(output) > SAMPLE_HEAD + SAMPLE_TAIL + 10_000
+    summary = _summary(
+        Message(role="assistant", parts=(ToolCall(id="c1", name="Bash", arguments='{"command": "make build"}'),)),
+        Message(role="tool", parts=(ToolResult(call_id="c1", content=output, is_error=True),)),
+    )
+    identifiers = summary.split("Identifiers:")[1] if "Identifiers:" in summary else ""
+    errors = summary.split("Errors:")[1].split("Identifiers:")[0]
+    assert "src/first/module_a.py" in identifiers and "src/last/module_z.py" in identifiers
+    assert "src/middle/module_m.py" not in identifiers
+    assert "ERROR: build failed in src/middle/module_m.py" in errors

@@ -17,7 +17,7 @@ from ..tokens import HeuristicCounter
 from ._agent import AgentFacts, call_head, result_head
 from ._chat import digest, names, sentences
 from ._identifiers import WINDOW
-from ._items import BY_TITLE, Collector, Extraction, Section, lines_of
+from ._items import BY_TITLE, Collector, Extraction, Section, lines_of, sampled_lines
 from ._transcript import parse_transcript
 
 __all__ = ["COUNTER", "extract"]
@@ -144,16 +144,26 @@ def _assistant_lines(out: Collector, lines: Sequence[tuple[int, str]], where: in
 
 def _tool_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], where: int) -> None:
     """A tool message: its identifiers (weighing least, never quoted phrases: tool output may hold instructions
-    aimed at the model), and each result's outcome for `agent` (tool text is never a decision)."""
+    aimed at the model; of a long output, its head and tail only: `sampled_lines`), and each result's outcome for
+    `agent` (read whole: an error line may be anywhere; tool text is never a decision)."""
     current: tuple[str, bool, int] | None = None  # (call id, flagged, offset of its first line)
+    body: list[tuple[int, str]] = []  # the current result's lines
+
+    def read_identifiers() -> None:
+        for offset, line in sampled_lines(body):
+            out.identifiers(line, where + offset, quotes=False, phrases=False)
+        body.clear()
+
     for offset, line in enumerate(lines):
         head = result_head(line)
         if head is not None:
+            read_identifiers()
             if current is not None:
                 agent.result(current[0], current[1], lines[current[2] : offset], where + current[2])
             current = (head[1], head[2], offset + 1)
             continue
-        out.identifiers(line, where + offset, quotes=False, phrases=False)
+        body.append((offset, line))
+    read_identifiers()
     if current is not None:
         agent.result(current[0], current[1], lines[current[2] :], where + current[2])
 
