@@ -14,7 +14,8 @@ a. Agent spans. Spans of the Claude Code sessions (the shared corpora, else the 
    commands (their first 60 characters) and error lines (of every failing command or tool result flagged as an
    error: the first line saying error/failed/traceback/panic/fatal/exception, else its first line) present in the
    summary, whitespace folded. The ground truth is found by this script's own code, not the summarizer's.
-   Then the time of one summary of a big span (a whole Claude Code session; ``agent_session(2000)``), median of 3.
+   Then the time of one summary of a big span (a whole Claude Code session; ``agent_session(2000)``; a generated
+   span of 60 steps whose outputs are about 25 KB each), median of 3.
 b. Chat facts without recall: generated chats (``chat(400, seed=1..--limit)``, their planted facts) and the
    memorybank chats (``../shared/corpora/memorybank``; the facts: every number, date and capitalized name a user
    states after a sentence's first word), fed to a `ContextManager` with recall off (``recall_token_ratio=0``) one
@@ -191,6 +192,8 @@ def bench_spans(size: int, rooms: Sequence[int], limit: int) -> None:
             big[f"whole {doc.label}"] = [m for m in formats.load(doc.data, doc.format).messages if m.role != "system"]
             break
     big["agent_session(2000)"] = [m for m in formats.load(agent_session(2000)).messages if m.role != "system"]
+    # long tool outputs (about 25 KB each): what the identifiers' head-and-tail sample is for
+    big["coding_span(steps=60, filler=400)"] = list(coding_span(1, steps=60, filler=400).messages)
     for label, span in big.items():
         transcript = render_transcript(span, "context", target_tokens=2000)
         times: list[float] = []
