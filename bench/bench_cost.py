@@ -10,7 +10,7 @@ output of 0.1 to 60 KB, planted ``ERR-nnnnn`` facts) of ``--sessions`` messages 
 about 2,000) at a ``--window`` (32K) window, and the Claude Code sessions of the shared corpora
 (``../shared/corpora``; skipped with a message when absent; repaired for Anthropic's rules first, as ``chainsum replay
 --repair`` does: the recordings break them themselves) at the same window. A model request happens before each
-assistant message (`chainsum.manager._replay.request_indices`); each library is given the messages since its last
+assistant message (`chainsum.manager.request_indices`); each library is given the messages since its last
 request and answers what it sends (`cost_peers`).
 
 Every library summarizes with the same fake summarizer (`cost_peers.FixedRatioSummary`: every tenth line of its
@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chainsum import formats, repair, validate
-from chainsum.manager._replay import request_indices
+from chainsum.manager import request_indices
 from chainsum.messages import Message, ToolCall, ToolResult
 from chainsum.testing import iter_documents
 from chainsum.testing.retention import identifiers, texts

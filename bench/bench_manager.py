@@ -58,8 +58,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chainsum import formats
-from chainsum.manager import ContextManager, ManagerConfig, SummarizationEvent, SummarizationFailedEvent, replay_sync
-from chainsum.manager._replay import CountingSummarizer
+from chainsum.manager import (
+    ContextManager,
+    CountingSummarizer,
+    ManagerConfig,
+    SummarizationEvent,
+    SummarizationFailedEvent,
+    replay_sync,
+)
 from chainsum.messages import Message
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer

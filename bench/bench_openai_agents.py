@@ -51,8 +51,7 @@ from agents import (
 
 import chainsum
 from chainsum.integrations.openai_agents import ChainsumInputFilter, ChainsumSession
-from chainsum.manager import ManagerConfig
-from chainsum.manager._replay import CountingSummarizer
+from chainsum.manager import CountingSummarizer, ManagerConfig
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import iter_documents
 from chainsum.testing.agent_script import AgentScript, concat_scripts, script_from_messages

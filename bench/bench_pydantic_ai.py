@@ -53,7 +53,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from chainsum.formats import load
 from chainsum.formats import pydantic_ai as wire
 from chainsum.integrations.pydantic_ai import ChainsumHistory
-from chainsum.manager._replay import CountingSummarizer
+from chainsum.manager import CountingSummarizer
 from chainsum.messages import Message
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive

@@ -47,7 +47,7 @@ from strands.agent.conversation_manager import ConversationManager, SummarizingC
 
 from chainsum import ExtractiveSummarizer, Message, formats
 from chainsum.integrations.strands import ChainsumConversationManager
-from chainsum.manager._replay import CountingSummarizer
+from chainsum.manager import CountingSummarizer
 from chainsum.testing import ScriptedSummarizer, iter_documents
 from chainsum.testing.strands import CannedModel, CannedRequest, Replay, replay_of
 from chainsum.tokens import HeuristicCounter

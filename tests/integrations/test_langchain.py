@@ -30,8 +30,7 @@ from chainsum.chain import RECORD_INTRO, is_record_message
 from chainsum.formats import load
 from chainsum.formats.langchain import from_objects
 from chainsum.integrations.langchain import ChainsumMiddleware
-from chainsum.manager import ContextManager, ManagerConfig, SummarizationEvent
-from chainsum.manager._recall import is_recall_message
+from chainsum.manager import ContextManager, ManagerConfig, SummarizationEvent, is_recall_message
 from chainsum.messages import Message
 from chainsum.testing.langchain import (
     LangChainScript,

@@ -6,10 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._events import ManagerEvent
-from chainsum.manager._manager import ContextManager
-from chainsum.manager._summarizers import AnySummarizer
+from chainsum.manager import AnySummarizer, ContextManager, ManagerConfig, ManagerEvent
 from chainsum.store import MemoryArchive
 from chainsum.tokens import TokenCounter
 

@@ -26,8 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chainsum.formats import load
-from chainsum.manager import ContextManager, ManagerConfig
-from chainsum.manager._recall import is_recall_message
+from chainsum.manager import ContextManager, ManagerConfig, is_recall_message
 from chainsum.messages import Message, ToolCall, ToolResult
 from chainsum.store import MemoryArchive
 from chainsum.strategies._mask import CLIP_MARKER, is_masked, mask_saving

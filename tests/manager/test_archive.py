@@ -13,7 +13,7 @@ from typing import Any
 
 from chainsum.chain import RECORD_INTRO, record_blocks
 from chainsum.formats import openai_chat
-from chainsum.manager._events import ManagerEvent, SummarizationEvent
+from chainsum.manager import ManagerEvent, SummarizationEvent
 from chainsum.messages import Message
 from chainsum.rules import validate
 from chainsum.store import Archive, MemoryArchive, message_sha256

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from chainsum.manager import ConfigError, ManagerConfig, summarizer_specs, summarizers_from_config
-from chainsum.manager._manager import ContextManager
+from chainsum.manager import ConfigError, ContextManager, ManagerConfig, summarizer_specs, summarizers_from_config
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize.llm import AnthropicSummarizer, BedrockSummarizer, GeminiSummarizer, OpenAISummarizer

@@ -10,8 +10,7 @@ from typing import cast
 import pytest
 
 from chainsum.errors import SummarizerError
-from chainsum.manager import ContextManager, ManagerConfig
-from chainsum.manager._events import ManagerEvent, SummarizationEvent, SummarizationFailedEvent
+from chainsum.manager import ContextManager, ManagerConfig, ManagerEvent, SummarizationEvent, SummarizationFailedEvent
 from chainsum.store import MemoryArchive
 from chainsum.strategies import Strategy
 from chainsum.testing import ScriptedSummarizer

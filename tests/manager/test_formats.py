@@ -13,10 +13,7 @@ import pytest
 from chainsum.chain import is_record_message
 from chainsum.errors import FormatError
 from chainsum.formats import load
-from chainsum.manager import LIVE_FORMATS
-from chainsum.manager._breakpoints import count_marks
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._manager import ContextManager
+from chainsum.manager import LIVE_FORMATS, ContextManager, ManagerConfig, count_marks
 from chainsum.messages import Message, messages_to_list
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive

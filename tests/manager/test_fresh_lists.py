@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 import chainsum.manager._codec as codec_module
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._manager import ContextManager
+from chainsum.manager import ContextManager, ManagerConfig
 from chainsum.messages import Message, message_from_dict, message_to_dict
 from chainsum.store import MemoryArchive
 from chainsum.testing.sessions import chat

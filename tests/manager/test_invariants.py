@@ -24,11 +24,14 @@ from hypothesis import strategies as st
 
 from chainsum import formats
 from chainsum.chain import Chain, is_summary_system
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._events import SummarizationEvent
-from chainsum.manager._manager import ContextManager
-from chainsum.manager._recall import is_recall_message
-from chainsum.manager._replay import CountingSummarizer, request_indices
+from chainsum.manager import (
+    ContextManager,
+    CountingSummarizer,
+    ManagerConfig,
+    SummarizationEvent,
+    is_recall_message,
+    request_indices,
+)
 from chainsum.messages import Message, Part, Text
 from chainsum.rules import repair, validate
 from chainsum.store import MemoryArchive, message_sha256

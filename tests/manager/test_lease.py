@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._manager import ContextManager
+from chainsum.manager import ContextManager, ManagerConfig
 from chainsum.store import SQLiteStore
 from manager.manager_support import SYSTEM, Dict, turn
 

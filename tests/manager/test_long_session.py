@@ -8,10 +8,14 @@ import time
 
 import pytest
 
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._events import ManagerEvent, SummarizationFailedEvent, WindowExceededEvent
-from chainsum.manager._manager import ContextManager
-from chainsum.manager._recall import is_recall_message
+from chainsum.manager import (
+    ContextManager,
+    ManagerConfig,
+    ManagerEvent,
+    SummarizationFailedEvent,
+    WindowExceededEvent,
+    is_recall_message,
+)
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive
 from chainsum.testing.sessions import agent_session, chat

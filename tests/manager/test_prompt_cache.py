@@ -5,9 +5,8 @@ breakpoints a compacted session is read from the cache again, and the mark the m
 from __future__ import annotations
 
 from chainsum.formats import load
-from chainsum.manager import ContextManager, ManagerConfig
+from chainsum.manager import ContextManager, ManagerConfig, replay_sync
 from chainsum.manager._prompt_cache import BreakpointCache
-from chainsum.manager._replay import replay_sync
 from chainsum.messages import Message, Text
 from chainsum.store import MemoryArchive
 from chainsum.testing import ScriptedSummarizer

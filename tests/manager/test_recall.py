@@ -13,9 +13,7 @@ import jsonschema
 import pytest
 from pydantic import TypeAdapter
 
-from chainsum.manager import RecallTool
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._manager import ContextManager
+from chainsum.manager import ContextManager, ManagerConfig, RecallTool
 from chainsum.manager._recall import RECALL_INTRO, is_recall_message
 from chainsum.messages import Message
 from chainsum.rules import validate

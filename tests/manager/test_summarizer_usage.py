@@ -5,7 +5,7 @@ the history was kept)."""
 from __future__ import annotations
 
 from chainsum.errors import SummarizerError
-from chainsum.manager._events import ManagerEvent, SummarizationEvent, SummarizationFailedEvent
+from chainsum.manager import ManagerEvent, SummarizationEvent, SummarizationFailedEvent
 from chainsum.summarize import SummarizerUsage, report_usage
 from manager.manager_support import SYSTEM, Dict, make, turn
 

@@ -11,8 +11,7 @@ import copy
 import pytest
 
 from chainsum.chain import RECORD_INTRO, is_record_message, record_blocks
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._manager import ContextManager
+from chainsum.manager import ContextManager, ManagerConfig
 from chainsum.messages import Message
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive

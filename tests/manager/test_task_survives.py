@@ -21,8 +21,7 @@ from hypothesis import strategies as st
 
 from chainsum.chain import is_record_message, record_blocks
 from chainsum.formats import load
-from chainsum.manager import ContextManager, ManagerConfig
-from chainsum.manager._recall import is_recall_message
+from chainsum.manager import ContextManager, ManagerConfig, is_recall_message
 from chainsum.messages import Message, ToolResult
 from chainsum.rules import repair
 from chainsum.store import MemoryArchive

@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._events import ManagerEvent, SummarizationEvent, SummarizationFailedEvent
-from chainsum.manager._manager import ContextManager
+from chainsum.manager import ContextManager, ManagerConfig, ManagerEvent, SummarizationEvent, SummarizationFailedEvent
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive
 from chainsum.tokens import HeuristicCounter

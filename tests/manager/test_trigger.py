@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from chainsum.formats import openai_chat
-from chainsum.manager._config import ManagerConfig
-from chainsum.manager._events import ManagerEvent, SummarizationEvent, WindowExceededEvent
+from chainsum.manager import ManagerConfig, ManagerEvent, SummarizationEvent, WindowExceededEvent
 from chainsum.manager._policy import SessionState, decide, is_armed
 from chainsum.store import MemoryArchive
 from chainsum.tokens import HeuristicCounter

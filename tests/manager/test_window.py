@@ -7,7 +7,7 @@ protects, with model-free, reversible edits only (the originals are archived).""
 from __future__ import annotations
 
 from chainsum.formats import openai_chat
-from chainsum.manager._events import ManagerEvent, SummarizationEvent
+from chainsum.manager import ManagerEvent, SummarizationEvent
 from chainsum.store import MemoryArchive
 from chainsum.strategies import CLIP_MARKER
 from chainsum.tokens import HeuristicCounter

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chainsum.chain import RecordBlock, record_message
-from chainsum.manager._build import has_summary_text, no_summary_text
+from chainsum.manager import has_summary_text, no_summary_text
 from chainsum.messages import Message, ToolResult
 from chainsum.server._views import block_kind, context_entry, record_kind, record_row
 from chainsum.store import SummaryRecord

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import MissingDependencyError
-from ..manager._replay import ReplayReport
+from ..manager import ReplayReport
 
 __all__ = ["PLOT_SUFFIXES", "write_plot"]
 

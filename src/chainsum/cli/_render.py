@@ -12,7 +12,7 @@ from ..chain import Chain, Section
 from ..messages import Message
 
 if TYPE_CHECKING:
-    from ..manager._replay import ReplayReport
+    from ..manager import ReplayReport
 
 __all__ = ["chain_dict", "chain_tree", "file_index", "in_file_terms", "replay_table"]
 

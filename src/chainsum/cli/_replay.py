@@ -95,8 +95,15 @@ def replay_cmd(
     caching (the summarizer's input and output included, and shown apart), and the cache hit share (cached input
     tokens over input tokens). --report writes every request.
     """
-    from ..manager import ContextManager, UnknownModelError, summarizers_from_config
-    from ..manager._replay import CountingSummarizer, Prices, replay_sync, request_indices
+    from ..manager import (
+        ContextManager,
+        CountingSummarizer,
+        Prices,
+        UnknownModelError,
+        replay_sync,
+        request_indices,
+        summarizers_from_config,
+    )
     from ..summarize import ExtractiveSummarizer
     from ..tokens import get_counter
     from ._plot import PLOT_SUFFIXES

@@ -56,8 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ..chain import is_record_message
 from ..formats._base import native
 from ..formats.langchain import from_object, to_objects
-from ..manager import ContextManager, Prepared
-from ..manager._recall import is_recall_message
+from ..manager import ContextManager, Prepared, is_recall_message
 from ..messages import Message
 from ..store import Archive, MemoryArchive
 from ..summarize import SummarizerUsage

@@ -65,8 +65,7 @@ from typing import Any, TypeVar, cast
 
 from ..errors import MissingDependencyError, SummarizerError
 from ..executor import check_budget
-from ..manager import ContextManager, Prepared
-from ..manager._recall import RECALL_INTRO
+from ..manager import ContextManager, Prepared, is_recall_text
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import json_tokens
@@ -320,12 +319,10 @@ def _is_recall(item: object) -> bool:
         return False
     content = cast(Mapping[str, Any], item).get("content")
     if isinstance(content, str):
-        return content.startswith(RECALL_INTRO)
+        return is_recall_text(content)
     if isinstance(content, list) and content:
         first = cast(list[Any], content)[0]
-        return isinstance(first, Mapping) and str(cast(Mapping[str, Any], first).get("text", "")).startswith(
-            RECALL_INTRO
-        )
+        return isinstance(first, Mapping) and is_recall_text(str(cast(Mapping[str, Any], first).get("text", "")))
     return False
 
 

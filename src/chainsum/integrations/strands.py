@@ -73,8 +73,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MissingDependencyError, SummarizerError
 from ..formats import bedrock
-from ..manager import ContextManager, ManagerConfig, Prepared
-from ..manager._recall import is_recall_message
+from ..manager import ContextManager, ManagerConfig, Prepared, is_recall_message
 from ..messages import Message
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT

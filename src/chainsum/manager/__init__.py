@@ -1,7 +1,12 @@
 """The context manager layer: `ContextManager` (call `prepare` before every model request), its configuration and
 the `CompactionSettings` built from it, `compact_document` (what ``chainsum compact`` does, as a call), events,
-context windows, recall, and session replay."""
+context windows, recall, and session replay.
 
+The modules of this package are private (``_name.py``); every other package, the benchmarks and the tests of other
+layers import only the names below (``tests/test_layers.py`` holds them to it)."""
+
+from ._breakpoints import count_marks
+from ._build import has_summary_text, no_summary_text
 from ._codec import LIVE_FORMATS
 from ._compaction import CompactionSettings
 from ._config import ENV_VARS, ConfigError, EnvVar, ManagerConfig, read_dotenv
@@ -19,8 +24,8 @@ from ._events import (
 )
 from ._manager import ContextManager, Prepared
 from ._policy import SessionState
-from ._recall import RecallTool
-from ._replay import Prices, ReplayReport, TurnReport, replay, replay_sync
+from ._recall import RecallTool, is_recall_message, is_recall_text
+from ._replay import CountingSummarizer, Prices, ReplayReport, TurnReport, replay, replay_sync, request_indices
 from ._summarizers import AnySummarizer
 from ._summarizers_config import summarizer_specs, summarizers_from_config
 from ._windows import CONTEXT_WINDOWS, UnknownModelError, context_window
@@ -35,6 +40,7 @@ __all__ = [
     "ConfigError",
     "ContextManager",
     "ContextSummarizedEvent",
+    "CountingSummarizer",
     "EnvVar",
     "EventBus",
     "EventCallback",
@@ -54,10 +60,16 @@ __all__ = [
     "compact_document",
     "compact_document_sync",
     "context_window",
+    "count_marks",
     "detect_summarization",
+    "has_summary_text",
+    "is_recall_message",
+    "is_recall_text",
+    "no_summary_text",
     "read_dotenv",
     "replay",
     "replay_sync",
+    "request_indices",
     "summarizer_specs",
     "summarizers_from_config",
 ]

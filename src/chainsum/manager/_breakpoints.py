@@ -76,7 +76,9 @@ def _part_marks(part: Part) -> int:
 
 def count_marks(value: object) -> int:
     """Blocks carrying ``cache_control`` in `value`: a system prompt (a string or blocks), tool definitions, wire
-    messages, or `Message` objects."""
+    messages, or `Message` objects. Anthropic takes at most 4 a request, so a caller that sends marks outside the
+    messages it gives `ContextManager.prepare` (the proxy: the request's tool definitions) counts them with this and
+    passes the count as ``outside_cache_marks``, and the manager adds only what still fits."""
     if isinstance(value, Message):
         return sum(_part_marks(p) for p in value.parts)
     if isinstance(value, Mapping):

@@ -35,6 +35,7 @@ __all__ = [
     "Recall",
     "RecallTool",
     "is_recall_message",
+    "is_recall_text",
     "query_of",
     "recall_block",
     "stale_originals",
@@ -90,8 +91,19 @@ class PinnedRecall:
         return cls(int(data["at"]), str(data["prefix"]), Recall(message, ids, int(data["tokens"])))
 
 
+def is_recall_text(text: str) -> bool:
+    """Whether `text` opens a recall block (it begins with the block's fixed introduction). For a caller that reads
+    its wire items itself (a dict's ``content`` string or its first text block) rather than `Message` objects;
+    `is_recall_message` is the same test on a `Message`."""
+    return text.startswith(RECALL_INTRO)
+
+
 def is_recall_message(message: Message) -> bool:
-    return message.role == "user" and message.text.startswith(RECALL_INTRO)
+    """Whether `message` is a recall block that `ContextManager.prepare` put into a request: a user-role record of
+    archived originals. A caller that keeps the prepared history as its own (an agent framework writing it back to
+    its state) leaves these out: the manager puts each block back where it was sent, on every request until the
+    next compaction."""
+    return message.role == "user" and is_recall_text(message.text)
 
 
 def query_of(text: str, limit: int = 24) -> str:

@@ -33,8 +33,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window
-from ..manager._breakpoints import count_marks
+from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window, count_marks
 from ..tokens import json_tokens
 from ._errors import Dialect, ProxyError, provider_error
 from ._identity import session_key

@@ -11,9 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
 from ..chain import RecordBlock, message_depth, record_blocks
-from ..manager import ContextSummarizedEvent
-from ..manager._build import has_summary_text
-from ..manager._recall import is_recall_message
+from ..manager import ContextSummarizedEvent, has_summary_text, is_recall_message
 from ..messages import Message, ToolResult
 from ..store import SummaryRecord
 from ..strategies import MASK_PREFIX
