@@ -23,7 +23,11 @@ to LangChain's; the wall time per model call of the whole replay and its ratio t
 whole state to the checkpointer at every step, so a compacted state also makes every later step cheaper);
 summarizer calls and input tokens; and the requests the model received that were over the window (system prompt
 and tool definitions counted, HeuristicCounter) or not valid for the provider (`chainsum.validate`, ``openai`` for
-tau-bench, ``anthropic`` for Claude Code). Every figure is measured in this run.
+tau-bench, ``anthropic`` for Claude Code). Then, per chainsum configuration, where its time went: the phases of
+`ContextManager.prepare` (`chainsum.manager.PhaseTimes`, passed to the middleware as ``profile=``) in milliseconds per
+model call and their shares, and the part of the time in the middleware that `prepare` is (the rest is the
+integration's own: reading LangChain messages, counting the tools, writing the state). Every figure is measured in
+this run.
 """
 
 from __future__ import annotations
@@ -48,9 +52,11 @@ from chainsum import validate
 from chainsum.formats import load
 from chainsum.formats.langchain import from_objects
 from chainsum.integrations.langchain import ChainsumMiddleware
+from chainsum.manager import PhaseTimes
 from chainsum.testing import iter_documents
 from chainsum.testing.langchain import LangChainScript, ScriptedChatModel, ScriptedTools, agent_script, stub_tools
 from chainsum.tokens import HeuristicCounter
+from phase_report import phase_lines
 
 SUMMARY = (
     "The user is working through a multi-step task with the assistant. Earlier turns gathered the relevant records "
@@ -81,6 +87,8 @@ class Tally:
     summarizer_tokens: int = 0
     over: int = 0
     invalid: int = 0
+    profile: PhaseTimes | None = None
+    """chainsum's `prepare` phases over the replay with the least time in the middleware (chainsum only)."""
 
 
 class CountingSummaryModel(ScriptedChatModel):
@@ -120,14 +128,17 @@ def workloads(tau_runs: int, cc_window: int, tau_window: int) -> list[Workload]:
     return out
 
 
-Factory = Callable[[Workload], tuple[list[AgentMiddleware[Any, Any, Any]], Callable[[], tuple[int, int]]]]
+Made = tuple[list[AgentMiddleware[Any, Any, Any]], Callable[[], tuple[int, int]]]
+Factory = Callable[[Workload, PhaseTimes], Made]
+"""A configuration: its middleware for a workload (chainsum's managers filling the `PhaseTimes`), and how to read
+its summarizer calls and input tokens afterwards."""
 
 
-def none(w: Workload) -> tuple[list[AgentMiddleware[Any, Any, Any]], Callable[[], tuple[int, int]]]:
+def none(w: Workload, profile: PhaseTimes) -> Made:
     return [], lambda: (0, 0)
 
 
-def langchain(w: Workload) -> tuple[list[AgentMiddleware[Any, Any, Any]], Callable[[], tuple[int, int]]]:
+def langchain(w: Workload, profile: PhaseTimes) -> Made:
     summary_model = CountingSummaryModel()
     middleware = SummarizationMiddleware(
         summary_model, trigger=("tokens", int(0.8 * w.window)), keep=("tokens", int(0.7 * w.window))
@@ -136,13 +147,14 @@ def langchain(w: Workload) -> tuple[list[AgentMiddleware[Any, Any, Any]], Callab
 
 
 def chainsum(mode: Literal["state", "request"]) -> Factory:
-    def make(w: Workload) -> tuple[list[AgentMiddleware[Any, Any, Any]], Callable[[], tuple[int, int]]]:
+    def make(w: Workload, profile: PhaseTimes) -> Made:
         summarizer = CountingSummarizer()
         middleware = ChainsumMiddleware(
             mode=mode,
             context_window=w.window,
             provider=w.provider,
             summarizers=[summarizer],  # type: ignore[arg-type]
+            profile=profile,  # every thread's manager fills it (one thread at a time here)
         )
         return [middleware], lambda: (summarizer.calls, summarizer.tokens)
 
@@ -192,9 +204,10 @@ class Clock:
 
 
 def replay(work: list[Workload], factory: Factory, check: bool) -> Tally:
-    tally = Tally(seconds=0.0, inside=0.0)
+    tally = Tally(seconds=0.0, inside=0.0, profile=PhaseTimes())
+    assert tally.profile is not None
     for w in work:
-        middleware, counts = factory(w)
+        middleware, counts = factory(w, tally.profile)
         clock = Clock()
         for m in middleware:
             clock.wrap(m)
@@ -249,6 +262,8 @@ def main() -> None:
             if name not in best:
                 best[name] = tally
             else:
+                if tally.inside < best[name].inside:
+                    best[name].profile = tally.profile
                 best[name].seconds = min(best[name].seconds, tally.seconds)
                 best[name].inside = min(best[name].inside, tally.inside)
     sessions = ", ".join(f"{w.name.split('#')[0]} ({w.window} window)" for w in work[:1] + work[-1:])
@@ -267,6 +282,15 @@ def main() -> None:
             f"{name:17} {inside * 1e3:10.2f} ms {ratio:>12} {wall * 1e3:6.2f} ms {wall / base:7.2f}x"
             f" {t.summarizer_calls:11d} {t.summarizer_tokens:18,d} {t.over:11d} {t.invalid:7d}"
         )
+    for name, t in best.items():
+        if t.profile is None or not t.profile.calls:
+            continue
+        share = t.profile.seconds / t.inside if t.inside else 0.0
+        print(
+            f"\n{name}: where chainsum's time went (its replay with the least time in the middleware): "
+            f"{t.profile.calls} prepare calls, {share:.0%} of the time in the middleware"
+        )
+        print(phase_lines(t.profile, per=t.calls, label="model call"))
 
 
 if __name__ == "__main__":

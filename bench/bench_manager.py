@@ -4,6 +4,9 @@ on, the cost of `prepare` when nothing triggers, and whether planted facts stay 
 Run: ``uv run python bench/bench_manager.py`` (every part) or ``--parts c,e`` (some of them; ``--skip-replay``
 leaves out a). Every figure printed is measured in this run; nothing is estimated, and every ratio is to a
 baseline measured in the same run. All replays use the extractive summarizer (no model), counted by a wrapper.
+Parts a, b and c also print where chainsum's time went (`chainsum.manager.PhaseTimes`, `phase_report.py`): the
+milliseconds per request in each phase of `prepare` and its share, the summarizer's own time apart; b times its
+session a second time with the profile on and prints both medians (what profiling itself costs).
 
 a. Replay: every corpus session is fed to a `ContextManager` one model request at a time (before each assistant
    message, the history so far plus the manager's earlier output), with the extractive summarizer: Claude Code
@@ -62,6 +65,7 @@ from chainsum.manager import (
     ContextManager,
     CountingSummarizer,
     ManagerConfig,
+    PhaseTimes,
     SummarizationEvent,
     SummarizationFailedEvent,
     replay_sync,
@@ -72,6 +76,7 @@ from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import corpora_root, iter_documents
 from chainsum.testing.sessions import chat
 from chainsum.tokens import HeuristicCounter
+from phase_report import phase_lines
 
 PARTS = "abcdef"
 LONG_CHAT_DEFAULT = 20_000
@@ -101,15 +106,24 @@ class Tally:
     """Of `discarded_calls`, those made in requests whose summarization failed."""
     changed_without_event: int = 0
     seconds: float = 0.0
+    profile: PhaseTimes = field(default_factory=PhaseTimes)
+    """Where chainsum's time went, phase by phase, over every request of the corpus."""
+    summarizer_s: float = 0.0
 
 
 def replay(messages: list[Message], window: int, provider: str, tally: Tally, strategy: str) -> None:
     summarizer = counting_summarizer()
     cfg = ManagerConfig(strategy=strategy)
     manager = ContextManager(
-        cfg, context_window=window, summarizers=[summarizer], provider=provider, archive=MemoryArchive()
+        cfg,
+        context_window=window,
+        summarizers=[summarizer],
+        provider=provider,
+        archive=MemoryArchive(),
+        profile=tally.profile,
     )
     report = replay_sync(messages, manager, counting=summarizer, check_valid=False)
+    tally.summarizer_s += summarizer.seconds
     totals = report.totals()
     tally.seconds += totals["seconds"]
     tally.requests += totals["requests"]
@@ -143,6 +157,7 @@ def print_tally(name: str, window: int, t: Tally) -> None:
         f"depth-capped={t.depth_capped}  failures={t.failures}  over-window={t.over_window}  "
         f"summarizer calls={t.summarizer_calls} input tokens={t.summarizer_tokens}  time={t.seconds:.1f}s"
     )
+    print(phase_lines(t.profile, summarizer_s=t.summarizer_s))
 
 
 def run_replays(limit: int, strategy: str) -> tuple[Tally, Tally]:
@@ -164,8 +179,9 @@ def print_replays(claude: Tally, tau: Tally, strategy: str) -> None:
 
 
 # b. overhead -------------------------------------------------------------------------------------------------------
-def bench_overhead(turns: int) -> None:
-    manager = ContextManager(ManagerConfig(), context_window=10**9, archive=MemoryArchive())
+def overhead_session(turns: int, profile: PhaseTimes | None) -> list[tuple[int, float]]:
+    """(history length, seconds) of each `prepare_sync` of a `turns`-turn session where nothing triggers."""
+    manager = ContextManager(ManagerConfig(), context_window=10**9, archive=MemoryArchive(), profile=profile)
     history: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful coding assistant."}]
     times: list[tuple[int, float]] = []
     gc.collect()
@@ -177,6 +193,13 @@ def bench_overhead(turns: int) -> None:
         assert prepared.messages is history and prepared.event is None
         times.append((len(history), elapsed))
         history.append({"role": "assistant", "content": f"f_{i} returns {i} after checking the cache. " * 4})
+    return times
+
+
+def bench_overhead(turns: int) -> None:
+    times = overhead_session(turns, None)
+    profile = PhaseTimes()
+    profiled = overhead_session(turns, profile)
     print(f"\nb. prepare overhead when nothing triggers ({turns} turns as OpenAI dicts, one new message a call)")
     print(f"{'messages':>12} {'median us':>10}")
     band = max(1, turns // 10)
@@ -184,7 +207,14 @@ def bench_overhead(turns: int) -> None:
         chunk = times[k : k + band]
         lo, hi = chunk[0][0], chunk[-1][0]
         print(f"{lo:>5}-{hi:<6} {statistics.median(t for _, t in chunk) * 1e6:>10.1f}")
-    print(f"overall median: {statistics.median(t for _, t in times) * 1e6:.1f} us (target <= 100 us)")
+    median = statistics.median(t for _, t in times)
+    print(f"overall median: {median * 1e6:.1f} us (target <= 100 us)")
+    on = statistics.median(t for _, t in profiled)
+    print(
+        f"the same session with a PhaseTimes profile: median {on * 1e6:.1f} us ({on / median:.2f}x), where the "
+        "time goes:"
+    )
+    print(phase_lines(profile))
 
 
 # c. long chat ------------------------------------------------------------------------------------------------------
@@ -204,6 +234,9 @@ class Fed:
     failed_calls: int = 0
     changed_without_event: int = 0
     seconds: float = 0.0
+    profile: PhaseTimes = field(default_factory=PhaseTimes)
+    """Where chainsum's time went, phase by phase, over every request fed."""
+    summarizer_s: float = 0.0
     rows: list[tuple[int, bool, int, float]] = field(default_factory=list[tuple[int, bool, int, float]])
     """Per request: (index of its user message, applied a summarization, summarizer calls, seconds)."""
 
@@ -240,9 +273,15 @@ def feed_chat(
     return history
 
 
-def chat_manager(window: int, counting: CountingSummarizer, config: ManagerConfig | None = None) -> ContextManager:
+def chat_manager(
+    window: int, counting: CountingSummarizer, config: ManagerConfig | None = None, profile: PhaseTimes | None = None
+) -> ContextManager:
     return ContextManager(
-        config or ManagerConfig(), context_window=window, summarizers=[counting], archive=MemoryArchive()
+        config or ManagerConfig(),
+        context_window=window,
+        summarizers=[counting],
+        archive=MemoryArchive(),
+        profile=profile,
     )
 
 
@@ -285,9 +324,11 @@ def bench_long_chat(n_messages: int, windows: list[int], mb_windows: list[int]) 
     for window in windows:
         counting = counting_summarizer()
         fed = Fed()
-        feed_chat(session.messages, chat_manager(window, counting), counting, fed)
+        feed_chat(session.messages, chat_manager(window, counting, profile=fed.profile), counting, fed)
+        fed.summarizer_s += counting.seconds
         results[f"long chat {window // 1000}K"] = fed
         print(f"window={window:>6}  {fed_line(fed)}")
+        print(phase_lines(fed.profile, summarizer_s=fed.summarizer_s))
         print(f"  {'fifth (messages)':<30}" + "".join(f"{f'{edges[k]}-{edges[k + 1] - 1}':>13}" for k in range(5)))
         comp: list[float] = []
         calls: list[float] = []
@@ -314,9 +355,11 @@ def bench_long_chat(n_messages: int, windows: list[int], mb_windows: list[int]) 
         fed = Fed()
         for messages in chats:
             counting = counting_summarizer()
-            feed_chat(messages, chat_manager(window, counting), counting, fed)
+            feed_chat(messages, chat_manager(window, counting, profile=fed.profile), counting, fed)
+            fed.summarizer_s += counting.seconds
         results[f"memorybank {window // 1000}K"] = fed
         print(f"window={window:>6}  {fed_line(fed)}")
+        print(phase_lines(fed.profile, summarizer_s=fed.summarizer_s))
     return results
 
 

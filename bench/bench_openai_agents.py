@@ -25,7 +25,9 @@ chainsum, the time inside chainsum per call (the session's ``get_items`` and the
 their input tokens; input tokens the model received (instructions, items and tool definitions, summed over the
 requests, counted afterwards with `HeuristicCounter`), the largest request, requests over the window and requests
 with a function call or output left without its partner. Then the ratio chainsum / sdk-limit of the milliseconds
-per model call and of the input tokens.
+per model call and of the input tokens, and where chainsum's time went: the phases of `ContextManager.prepare`
+(`chainsum.manager.PhaseTimes`, passed to the session as ``profile=``) in milliseconds per model call and their
+shares, the summarizer's own time apart, and the part of the time in chainsum they are.
 """
 
 from __future__ import annotations
@@ -51,12 +53,13 @@ from agents import (
 
 import chainsum
 from chainsum.integrations.openai_agents import ChainsumInputFilter, ChainsumSession
-from chainsum.manager import CountingSummarizer, ManagerConfig
+from chainsum.manager import CountingSummarizer, ManagerConfig, PhaseTimes
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import iter_documents
 from chainsum.testing.agent_script import AgentScript, concat_scripts, script_from_messages
 from chainsum.testing.openai_agents import ReplayModel, script_tools
 from chainsum.tokens import HeuristicCounter
+from phase_report import phase_lines
 
 VARIANTS = ("sqlite", "sdk-limit", "chainsum")
 
@@ -100,6 +103,9 @@ class Result:
     max_tokens: int
     over: int
     unpaired: int
+    profile: PhaseTimes | None = None
+    """chainsum's `prepare` phases over the replay (chainsum only)."""
+    summarizer_s: float = 0.0
 
 
 def unpaired(items: list[TResponseInputItem]) -> bool:
@@ -126,6 +132,7 @@ def replay(script: AgentScript, variant: str, window: int, limit_items: int) -> 
     summarizer = CountingSummarizer(ExtractiveSummarizer(), counter)
     session: Session
     run_config = RunConfig(tracing_disabled=True)
+    profile = PhaseTimes()
     if variant == "sqlite":
         session = SQLiteSession("bench")
     elif variant == "sdk-limit":
@@ -138,6 +145,7 @@ def replay(script: AgentScript, variant: str, window: int, limit_items: int) -> 
             summarizers=[summarizer],
             instructions=instructions,
             reserved_tokens=300,
+            profile=profile,  # the session's manager, which its filter shares
         )
         session = chainsum_session
         run_config = RunConfig(tracing_disabled=True, call_model_input_filter=TimedFilter(chainsum_session))
@@ -171,6 +179,8 @@ def replay(script: AgentScript, variant: str, window: int, limit_items: int) -> 
         max_tokens=max(sizes),
         over=sum(s > window for s in sizes),
         unpaired=bad,
+        profile=profile if profile.calls else None,
+        summarizer_s=summarizer.seconds,
     )
 
 
@@ -233,6 +243,13 @@ def main() -> None:
             f"chainsum / sdk-limit: {(c.seconds / c.calls) / (s.seconds / s.calls):.2f}x time per model call, "
             f"{c.input_tokens / s.input_tokens:.2f}x input tokens; requests over the window {c.over} vs {s.over}"
         )
+        if c.profile is not None:
+            share = c.profile.seconds / c.chainsum_seconds if c.chainsum_seconds else 0.0
+            print(
+                f"chainsum: where its time went (its fastest replay): {c.profile.calls} prepare calls (get_items "
+                f"and the filter), {share:.0%} of the time in chainsum"
+            )
+            print(phase_lines(c.profile, per=c.calls, label="model call", summarizer_s=c.summarizer_s))
 
 
 if __name__ == "__main__":

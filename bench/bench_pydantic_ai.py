@@ -31,7 +31,10 @@ tokens summed over the requests, the largest request, requests over the window; 
 requests whose history breaks the provider's rules (`chainsum.rules`, Anthropic for the Claude Code session, OpenAI
 for tau-bench), tool results a processor cut from their call (orphans, which pydantic-ai drops before sending), and
 "interrupted" stand-ins pydantic-ai wrote for calls left without a result. Then the ratio chainsum / keep-last of the
-milliseconds per model call, of the processor's own milliseconds, and of the input tokens.
+milliseconds per model call, of the processor's own milliseconds, and of the input tokens; and where chainsum's time
+went: the phases of `ContextManager.prepare` (`chainsum.manager.PhaseTimes`, passed as ``profile=``) in milliseconds
+per model call and their shares, the summarizer's own time apart, and the part of the processor's time they are
+(the rest is the integration's own: reading pydantic-ai messages, counting tools, writing its output).
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from chainsum.formats import load
 from chainsum.formats import pydantic_ai as wire
 from chainsum.integrations.pydantic_ai import ChainsumHistory
-from chainsum.manager import CountingSummarizer
+from chainsum.manager import CountingSummarizer, PhaseTimes
 from chainsum.messages import Message
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive
@@ -61,6 +64,7 @@ from chainsum.summarize import ExtractiveSummarizer, render_transcript
 from chainsum.testing import iter_documents
 from chainsum.testing.pydantic_ai import INSTRUCTIONS, Replay, orphans, stand_ins
 from chainsum.tokens import HeuristicCounter
+from phase_report import phase_lines
 
 VARIANTS = ("none", "keep-last", "docs-summarize", "chainsum")
 
@@ -88,6 +92,9 @@ class Result:
     invalid: int = 0
     orphaned: int = 0
     made_up: int = 0
+    profile: PhaseTimes | None = None
+    """chainsum's `prepare` phases over the replay (chainsum only)."""
+    summarizer_s: float = 0.0
 
 
 def sessions(tau: int, tau_window: int, cc_window: int) -> list[Session]:
@@ -149,12 +156,14 @@ def run_variant(session: Session, variant: str, keep: int) -> Result:
     counter = HeuristicCounter()
     summarizer = CountingSummarizer(ExtractiveSummarizer(), counter)
     processor: Timed | None = None
+    profile = PhaseTimes()
     if variant == "chainsum":
         history = ChainsumHistory(
             context_window=session.window,
             summarizers=[summarizer],
             archive=MemoryArchive(),
             provider=session.provider,
+            profile=profile,
         )
         processor = Timed(history, takes_ctx=True)
     elif variant == "keep-last":
@@ -178,6 +187,8 @@ def run_variant(session: Session, variant: str, keep: int) -> Result:
     result.orphaned = processor.orphaned if processor is not None else 0
     result.processor_median = statistics.median(processor.each) if processor is not None else 0.0
     result.summarizer_calls, result.summarizer_tokens = summarizer.calls, summarizer.input_tokens
+    if profile.calls:
+        result.profile, result.summarizer_s = profile, summarizer.seconds
     seen: dict[int, tuple[ModelMessage, tuple[Message, ...]]] = {}
     tools: dict[str, int] = {}
     for received in replay.received:
@@ -238,6 +249,13 @@ def _print(session: Session, results: dict[str, Result]) -> None:
         f"processor time {1000 * c.processor_seconds / c.calls:.2f} vs {1000 * k.processor_seconds / k.calls:.3f} ms "
         f"per call, {c.input_tokens / k.input_tokens:.2f}x input tokens"
     )
+    if c.profile is not None:
+        share = c.profile.seconds / c.processor_seconds if c.processor_seconds else 0.0
+        print(
+            f"chainsum: where its time went (its fastest replay): {c.profile.calls} prepare calls, "
+            f"{share:.0%} of the time in the processor"
+        )
+        print(phase_lines(c.profile, per=c.calls, label="model call", summarizer_s=c.summarizer_s))
 
 
 def main() -> None:

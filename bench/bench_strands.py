@@ -26,7 +26,9 @@ time spent in the manager per answered model call (its hooks, `apply_management`
 it, chainsum's request middleware; nested calls counted once; the best of ``--repeat`` (1) runs), its ratio to
 ``strands`` measured in the same run, the input tokens of the answered requests (millions), summarizer calls and
 their input tokens (`HeuristicCounter` of what the summarizer was given: chainsum's transcript; Strands' messages and
-prompt, sent to the model), and the wall time of the whole replay.
+prompt, sent to the model), and the wall time of the whole replay. Then, per chainsum manager, where its time went:
+the phases of `ContextManager.prepare` (`chainsum.manager.PhaseTimes`, passed to the manager as ``profile=``), wall
+clock, in milliseconds per answered model call and their shares, the summarizer's own time apart.
 """
 
 from __future__ import annotations
@@ -47,10 +49,11 @@ from strands.agent.conversation_manager import ConversationManager, SummarizingC
 
 from chainsum import ExtractiveSummarizer, Message, formats
 from chainsum.integrations.strands import ChainsumConversationManager
-from chainsum.manager import CountingSummarizer
+from chainsum.manager import CountingSummarizer, PhaseTimes
 from chainsum.testing import ScriptedSummarizer, iter_documents
 from chainsum.testing.strands import CannedModel, CannedRequest, Replay, replay_of
 from chainsum.tokens import HeuristicCounter
+from phase_report import phase_lines
 
 COUNTER = HeuristicCounter()
 STOP_AFTER = 10
@@ -144,35 +147,40 @@ class Result:
     summarizer_calls: int
     summarizer_tokens: int
     wall_s: float
+    profile: PhaseTimes | None = None
+    """chainsum's `prepare` phases over the run (chainsum's managers only)."""
+    summarizer_s: float = 0.0
 
     @property
     def per_call_us(self) -> float:
         return self.manager_s / max(1, self.answered) * 1e6
 
 
-def make_manager(kind: str, window: int) -> tuple[ConversationManager, Timer, Callable[[CannedModel], tuple[int, int]]]:
-    """The manager, a timer wrapped around its entry points (before the agent registers them), and how to read its
-    summarizer calls and input tokens after the run."""
+def make_manager(
+    kind: str, window: int, profile: PhaseTimes
+) -> tuple[ConversationManager, Timer, Callable[[CannedModel], tuple[int, int, float]]]:
+    """The manager (chainsum's filling `profile`), a timer wrapped around its entry points (before the agent
+    registers them), and how to read its summarizer calls, input tokens and seconds after the run."""
     timer = Timer()
     if kind == "strands":
         cm = SummarizingConversationManager(proactive_compression=True)
         cm._on_before_model_call_threshold = timer.sync(cm._on_before_model_call_threshold)  # type: ignore[method-assign]
 
-        def strands_summaries(model: CannedModel) -> tuple[int, int]:
+        def strands_summaries(model: CannedModel) -> tuple[int, int, float]:
             asked = [r for r in model.requests if r.is_summarization]
-            return len(asked), sum(request_tokens(r) for r in asked)
+            return len(asked), sum(request_tokens(r) for r in asked), 0.0
 
         summaries = strands_summaries
     else:
         inner = ScriptedSummarizer(default=lambda t: "Summary of the earlier conversation.")
         counting = CountingSummarizer(ExtractiveSummarizer() if kind == "chainsum-extractive" else inner, COUNTER)
-        chainsum = ChainsumConversationManager(context_window=window, summarizers=[counting])
+        chainsum = ChainsumConversationManager(context_window=window, summarizers=[counting], profile=profile)
         chainsum._before_model_call = timer.coroutine(chainsum._before_model_call)  # type: ignore[method-assign]
         chainsum._request = timer.sync(chainsum._request)  # type: ignore[method-assign]
         cm = chainsum
 
-        def chainsum_summaries(model: CannedModel) -> tuple[int, int]:
-            return counting.calls, counting.input_tokens
+        def chainsum_summaries(model: CannedModel) -> tuple[int, int, float]:
+            return counting.calls, counting.input_tokens, counting.seconds
 
         summaries = chainsum_summaries
     cm.apply_management = timer.sync(cm.apply_management)  # type: ignore[method-assign]
@@ -181,7 +189,8 @@ def make_manager(kind: str, window: int) -> tuple[ConversationManager, Timer, Ca
 
 
 def run(replay: Replay, kind: str, window: int, system: str) -> Result:
-    cm, timer, summaries = make_manager(kind, window)
+    profile = PhaseTimes()
+    cm, timer, summaries = make_manager(kind, window, profile)
     provider = Provider(window)
     model = replay.model(context_window_limit=window, overflow=provider, input_tokens=request_tokens)
     agent = Agent(
@@ -201,10 +210,13 @@ def run(replay: Replay, kind: str, window: int, system: str) -> Result:
     start = time.perf_counter()
     asyncio.run(play())
     wall = time.perf_counter() - start
-    calls, tokens = summaries(model)
+    calls, tokens, summarizer_s = summaries(model)
     work = [r for r in model.requests if not r.is_summarization]
     answered = len(work) - provider.refused
-    return Result(answered, provider.refused, failed, timer.seconds, provider.sent, calls, tokens, wall)
+    result = Result(answered, provider.refused, failed, timer.seconds, provider.sent, calls, tokens, wall)
+    if profile.calls:
+        result.profile, result.summarizer_s = profile, summarizer_s
+    return result
 
 
 def _ints(text: str) -> list[int]:
@@ -258,6 +270,10 @@ def main() -> None:
                 f"{kind:<20} {r.answered:>8} {r.refused:>7} {r.failed:>6} {r.per_call_us:>8.0f} {ratio:>6.3g}x "
                 f"{r.sent / 1e6:>9.2f} {r.summarizer_calls:>10} {r.summarizer_tokens:>11} {r.wall_s:>7.2f}"
             )
+        for kind, r in results.items():
+            if r.profile is not None:
+                print(f"{kind}: where chainsum's time went (wall clock; the table's us/call is CPU time)")
+                print(phase_lines(r.profile, per=r.answered, label="answered call", summarizer_s=r.summarizer_s))
 
 
 if __name__ == "__main__":

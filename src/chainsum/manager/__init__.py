@@ -1,6 +1,6 @@
 """The context manager layer: `ContextManager` (call `prepare` before every model request), its configuration and
 the `CompactionSettings` built from it, `compact_document` (what ``chainsum compact`` does, as a call), events,
-context windows, recall, and session replay.
+context windows, recall, session replay, and `PhaseTimes` (where the time of `prepare` goes).
 
 The modules of this package are private (``_name.py``); every other package, the benchmarks and the tests of other
 layers import only the names below (``tests/test_layers.py`` holds them to it)."""
@@ -24,6 +24,7 @@ from ._events import (
 )
 from ._manager import ContextManager, Prepared
 from ._policy import SessionState
+from ._profile import PHASES, Phase, PhaseTime, PhaseTimes
 from ._recall import RecallTool, is_recall_message, is_recall_text
 from ._replay import CountingSummarizer, Prices, ReplayReport, TurnReport, replay, replay_sync, request_indices
 from ._summarizers import AnySummarizer
@@ -34,6 +35,7 @@ __all__ = [
     "CONTEXT_WINDOWS",
     "ENV_VARS",
     "LIVE_FORMATS",
+    "PHASES",
     "AnySummarizer",
     "CompactedDocument",
     "CompactionSettings",
@@ -46,6 +48,9 @@ __all__ = [
     "EventCallback",
     "ManagerConfig",
     "ManagerEvent",
+    "Phase",
+    "PhaseTime",
+    "PhaseTimes",
     "Prepared",
     "Prices",
     "RecallTool",

@@ -62,6 +62,7 @@ from ._events import (
 )
 from ._pins import RecallPins, with_blocks
 from ._policy import SessionState, decide, is_armed
+from ._profile import PhaseTimes
 from ._recall import PinnedRecall, stale_originals
 from ._summarizers import META_ALLOWANCE_TOKENS, AnySummarizer, SleepFn, SummarizerChain, meta_header
 from ._summarizers_config import summarizers_from_config
@@ -166,6 +167,7 @@ class ContextManager:
         on_event: EventCallback | None = None,
         format: str | None = None,
         sleep: SleepFn = asyncio.sleep,
+        profile: PhaseTimes | None = None,
     ) -> None:
         self.config = config or ManagerConfig()
         window = context_window if context_window is not None else self.config.context_window
@@ -219,6 +221,9 @@ class ContextManager:
         self._system: tuple[object, int] | None = None
         self.last_ratio = 0.0
         """The token ratio the last `prepare` saw."""
+        self.profile: PhaseTimes | None = profile
+        """Where the time of each `prepare` goes, phase by phase (`PhaseTimes`), when one is given (or set here
+        later); None, the default, measures nothing."""
 
     # state -------------------------------------------------------------------------------------------------------
     def _load_state(self) -> SessionState:
@@ -443,10 +448,16 @@ class ContextManager:
         `outside_cache_marks` counts the marked blocks outside `messages` and `system` (tool definitions). Never
         raises for a summarizer failure unless ``abort_on_failure`` (then `SummarizerError` is raised after the
         failure event)."""
-        frame, reason = self._start(messages, system, reserved_tokens, force, outside_cache_marks)
-        if reason is None:
-            return await self._finish(frame, None, ())
-        return await self._compact(frame, reason)
+        if (profile := self.profile) is not None:
+            profile.start()
+        try:
+            frame, reason = self._start(messages, system, reserved_tokens, force, outside_cache_marks)
+            if reason is None:
+                return await self._finish(frame, None, ())
+            return await self._compact(frame, reason)
+        finally:
+            if profile is not None:
+                profile.stop()
 
     def _start(
         self, messages: Sequence[Any], system: object, reserved_tokens: int, force: bool, outside_marks: int = 0
@@ -454,6 +465,8 @@ class ContextManager:
         """Read the request and decide whether to compact (no waiting: the same for `prepare` and `prepare_sync`)."""
         reserved = check_budget(reserved_tokens, "reserved_tokens") or 0
         frame = self._frame(self._breakpoints.unmark(messages), system, reserved)
+        if (profile := self.profile) is not None:
+            profile.lap("read")
         if self._marking():
             frame.outside_marks = count_marks(system) + max(0, outside_marks)
         ratio = frame.tokens / self.window
@@ -464,7 +477,10 @@ class ContextManager:
             self._write_state(replace(state, armed=True))
             state = self.state
         request = frame.request_tokens / self.window
-        return frame, "manual" if force else decide(state, ratio, n, self.config, request_ratio=request)
+        reason = "manual" if force else decide(state, ratio, n, self.config, request_ratio=request)
+        if (profile := self.profile) is not None:
+            profile.lap("decide")
+        return frame, reason
 
     def prepare_sync(
         self,
@@ -478,13 +494,30 @@ class ContextManager:
         """`prepare` for synchronous code, inside a running event loop too (it then runs on a worker thread).
 
         Most calls have nothing to do: those never start an event loop (microseconds, not the loop's tens)."""
-        frame, reason = self._start(messages, system, reserved_tokens, force, outside_cache_marks)
-        if reason is not None:
-            return run_sync(lambda: self._compact(frame, reason))
-        prepared = self._prepared(frame, None, ())
-        if prepared.over_window:
-            run_sync(lambda: self._window_exceeded(prepared.tokens_after, frame))
-        return prepared
+        if (profile := self.profile) is not None:
+            profile.start()
+        try:
+            frame, reason = self._start(messages, system, reserved_tokens, force, outside_cache_marks)
+            if reason is not None:
+                if profile is None:
+                    return run_sync(lambda: self._compact(frame, reason))
+
+                async def compact() -> Prepared[Any]:
+                    profile.lap("loop")  # the event loop run_sync started for the compaction
+                    return await self._compact(frame, reason)
+
+                compacted = run_sync(compact)
+                profile.lap("loop")
+                return compacted
+            prepared = self._prepared(frame, None, ())
+            if prepared.over_window:
+                run_sync(lambda: self._window_exceeded(prepared.tokens_after, frame))
+                if profile is not None:
+                    profile.lap("events")
+            return prepared
+        finally:
+            if profile is not None:
+                profile.stop()
 
     # finishing ---------------------------------------------------------------------------------------------------
     async def _finish(
@@ -501,6 +534,8 @@ class ContextManager:
         """`prepared`, after its over-window event when it is over the window."""
         if prepared.over_window:
             await self._window_exceeded(prepared.tokens_after, frame)
+            if (profile := self.profile) is not None:
+                profile.lap("events")
         return prepared
 
     def _prepared(
@@ -516,7 +551,11 @@ class ContextManager:
         out_items, starts = self._output_items(frame.items)
         tokens = self._tokens() + frame.system_tokens + frame.reserved
         output = self._output_messages()
+        if (profile := self.profile) is not None:
+            profile.lap("output")
         blocks, dropped = self._recall_blocks(output, tokens, compacted=bool(records), before=tokens_before)
+        if (profile := self.profile) is not None:
+            profile.lap("recall")
         recalled = sum(p.recall.tokens for p in blocks)
         if blocks:
             per_message = self._codec.format in (None, "messages")
@@ -526,7 +565,7 @@ class ContextManager:
             out_items = alternating(out_items, self._codec.format)
         if self._marking():
             out_items = self._breakpoints.place(out_items, outside=frame.outside_marks, rewritten=not self._view.empty)
-        return Prepared(
+        prepared = Prepared(
             out_items,
             event,
             records,
@@ -537,6 +576,9 @@ class ContextManager:
             recalled,
             folded + dropped,
         )
+        if (profile := self.profile) is not None:
+            profile.lap("output")
+        return prepared
 
     def _recall_blocks(
         self, output: list[Message], tokens: int, *, compacted: bool, before: int | None
@@ -652,10 +694,14 @@ class ContextManager:
         started = time.perf_counter()
         self._verify(frame)
         tokens_before = self._tokens() + frame.system_tokens + frame.reserved
+        if (profile := self.profile) is not None:
+            profile.lap("read")
         over_window = frame.request_tokens > self.window
         wait = self.config.lock_wait_seconds if over_window else 0.0
         async with self._session_lock(wait) as held:
             if not held and not over_window:
+                if (profile := self.profile) is not None:
+                    profile.lap("lock")
                 logger.info("session=<%s> | another process is compacting this session; history kept", self.session)
                 return await self._finish(frame, None, ())
             if not held:
@@ -666,14 +712,20 @@ class ContextManager:
                     wait,
                 )
             fresh = self._load_state()
+            if (profile := self.profile) is not None:
+                profile.lap("lock")
             if fresh.version != self.state.version:
                 # Another process compacted this session since we last looked: take its mapping, then decide again.
                 self._state = fresh
                 self._read(frame.items)
                 tokens_before = self._tokens() + frame.system_tokens + frame.reserved
+                if (profile := self.profile) is not None:
+                    profile.lap("read")
                 ratio = tokens_before / self.window
                 request = (tokens_before + sum(p.recall.tokens for p in self._standing())) / self.window
                 again = decide(fresh, ratio, self._n_out(), self.config, request_ratio=request)
+                if (profile := self.profile) is not None:
+                    profile.lap("decide")
                 if again is None and reason != "manual":
                     logger.info("session=<%s> | compacted elsewhere since the last call; using that", self.session)
                     return await self._finish(frame, None, ())
@@ -767,11 +819,15 @@ class ContextManager:
         try:
             final, chain, results = await self._pipeline(source, budget, hard, depth)
         except Exception as exc:  # a planner bug or an unusable history: fail open, say why
+            if (profile := self.profile) is not None:
+                profile.lap("pipeline")
             # the failed event's one WARNING line carries the cause; the traceback is for debugging
             logger.debug("session=<%s> | compaction raised; history kept", self.session, exc_info=True)
             return await self._failed(
                 frame, reason, f"{type(exc).__name__}: {exc}", "error", None, tokens_before, started
             )
+        if (profile := self.profile) is not None:
+            profile.lap("pipeline")
         errors = [e.error for r in results for e in r.errors]
         last_error = errors[-1] if errors else None
         if len(final) == len(source) and all(a is b for a, b in zip(final, source, strict=True)):
@@ -787,6 +843,8 @@ class ContextManager:
                     usage=chain.usage.total,
                 )
             self._write_state(replace(state, count_after=self._n_out()))
+            if (profile := self.profile) is not None:
+                profile.lap("record")
             logger.debug("session=<%s> | nothing to compact", self.session)
             return await self._finish(frame, None, ())
         removal = removed_messages(source, final, state.archived)
@@ -816,24 +874,34 @@ class ContextManager:
             view=view.to_data(),
             recall=(),
         )
+        if (profile := self.profile) is not None:
+            profile.lap("record")
         try:
             ok = self.archive.archive_and_record(
                 self.session, removal.pairs, record, expected_version=state.version, new_state=new.to_data()
             )
         except Exception as exc:
+            if (profile := self.profile) is not None:
+                profile.lap("archive")
             logger.exception("session=<%s> | archive write failed; history kept", self.session)
             return await self._failed(
                 frame, reason, f"archiving failed: {exc}", "archive", None, tokens_before, started
             )
+        if (profile := self.profile) is not None:
+            profile.lap("archive")
         if not ok:
             logger.info("session=<%s> | compacted elsewhere meanwhile; using that", self.session)
             self._state = self._load_state()
             self._read(frame.items)
+            if (profile := self.profile) is not None:
+                profile.lap("read")
             return await self._finish(frame, None, ())
         self._state = replace(new, version=state.version + 1)
         self._view_version = self._state.version
         self._set_view(view)
         self._read(frame.items)
+        if (profile := self.profile) is not None:
+            profile.lap("read")
         # The request is written before the event goes out, so that the event carries what the model gets: the one
         # before/after pair that every observer (the proxy's headers, the session API, the page) shows.
         prepared = self._prepared(frame, None, (record,), request_before, len(standing))
@@ -861,6 +929,8 @@ class ContextManager:
             window=self.window,
         )
         await self.events.emit(event)
+        if (profile := self.profile) is not None:
+            profile.lap("events")
         return await self._checked(replace(prepared, event=event), frame)
 
     async def _failed(
@@ -898,6 +968,8 @@ class ContextManager:
             summarizer_usage=usage,
         )
         await self.events.emit(event)
+        if (profile := self.profile) is not None:
+            profile.lap("events")
         if aborting and error is not None:
             raise error
         return await self._finish(frame, event, ())

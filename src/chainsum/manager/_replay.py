@@ -50,7 +50,8 @@ ProgressFn = Callable[[int, int], None]
 
 @dataclass(slots=True)
 class CountingSummarizer:
-    """Wraps a summarizer, counting its calls, the tokens of the transcripts it was given and of what it answered."""
+    """Wraps a summarizer, counting its calls, the tokens of the transcripts it was given and of what it answered,
+    and the time it took: what `replay` reports, and how the benchmarks count a summarizer's work."""
 
     inner: AnySummarizer
     counter: TokenCounter
@@ -58,13 +59,19 @@ class CountingSummarizer:
     input_tokens: int = 0
     output_tokens: int = 0
     """Tokens of the answers: the text, or the JSON text of a structured summary (what a model would have written)."""
+    seconds: float = 0.0
+    """Wall-clock seconds inside the wrapped summarizer, summed over its calls (calls that run at once overlap; a
+    local summarizer such as the extractive one runs on the event loop, one call at a time). Part of the
+    ``pipeline`` phase of a `PhaseTimes`."""
 
     async def __call__(self, transcript: str) -> Any:
         self.calls += 1
         self.input_tokens += self.counter.count_text(transcript)
+        started = time.perf_counter()
         result: object = self.inner(transcript)
         if inspect.isawaitable(result):
             result = await cast("Awaitable[object]", result)
+        self.seconds += time.perf_counter() - started
         self.output_tokens += self.counter.count_text(_answer_text(result))
         return result
 
