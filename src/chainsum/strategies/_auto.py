@@ -237,6 +237,15 @@ class AutoStrategy:
             return min(block_budget, existing + BLOCK_OVERHEAD_TOKENS + least)
 
         margin = 5 + budget // 100  # the framing's cost and the summary's length are estimates
+        # The record gives way before anything newer: when what stays whatever the cut (the current turn, and the
+        # verbatim tail from `highest` on) leaves the blocks less than their share, no cut brings the history under
+        # the budget beside them, so their share shrinks to what is left and `record_steps` folds them (or drops the
+        # oldest past the depth cap). A seed-0 session at a 6K window kept its 1,332-token record beside a 3.4K-token
+        # current step and compacted to 4,891 tokens, over the 4,800 trigger, so the next request compacted again.
+        beside = fixed + sum(after[highest : lay.end])
+        if beside + record_cost(sum(expected[lay.start : highest])) > budget - margin:
+            least = RECORD_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS + self.min_block_tokens
+            block_budget = min(block_budget, max(budget - margin - beside, least))
         cuts = safe_cuts(messages)
         cut = _smallest_cut(
             cuts,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from ..chain import safe_cuts
-from ..messages import Message
+from ..messages import Message, ToolCall
 from ._auto import AutoStrategy
 from ._mask import MaskStrategy
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize
@@ -77,17 +77,31 @@ class TailGuard:
     five tool steps, 35.8-38.7K tokens, above the 32K trigger, and compacted on every request from the 6th on). The
     messages it gives up are planned like any older ones, cheapest step first (their tool output masked before
     anything is summarized), so a compaction lands at its budget and leaves the room up to the trigger for the
-    next steps."""
+    next steps.
+
+    When the guarded plan is empty and the history is still over the budget (the tail fits its room, but not with
+    the recent steps the strategy spares beside it, as ``auto`` spares three), the tool output kept verbatim gives way
+    too: masked oldest first as far as the budget needs, every output before the current turn a candidate, the
+    current turn's never (`_give_way`). The executor plans again after each round, so this comes only once the
+    strategy has summarized and masked all it would: the older work goes before the newer."""
 
     inner: Strategy
     preserve_recent: int
     name: str
 
     def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
-        over_hard = ctx.hard_limit is not None and ctx.counter.count_messages(messages) > ctx.hard_limit
+        tokens = ctx.counter.count_messages(messages)
+        over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
         keep = verbatim_tail(messages, self.preserve_recent, replace(ctx, budget=tail_room(messages, ctx)))
-        plan = self.inner.plan(messages, replace(ctx, keep_recent=0 if over_hard else keep))
-        limit = len(messages) - keep
+        plan = self._guarded(messages, ctx, keep, over_hard)
+        if plan or ctx.budget is None or tokens <= ctx.budget:
+            return plan
+        return _give_way(messages, ctx, plan.note)
+
+    def _guarded(self, messages: Sequence[Message], ctx: PlanContext, tail: int, over_hard: bool) -> Plan:
+        """The inner plan with what reaches into the last `tail` messages taken out (see the class docstring)."""
+        plan = self.inner.plan(messages, replace(ctx, keep_recent=0 if over_hard else tail))
+        limit = len(messages) - tail
         if not plan or all(_end(s) <= limit for s in plan.steps):
             return plan
         cuts = safe_cuts(messages)
@@ -98,19 +112,19 @@ class TailGuard:
                 end = min(step.end, limit)
                 while end > step.start and not cuts[end]:
                     end -= 1
-                keep = tuple(k for k in step.keep if k < end)
+                kept = tuple(k for k in step.keep if k < end)
                 if end < step.end:
                     shortened = min(end if shortened is None else shortened, end)
-                if end - step.start <= len(keep):
+                if end - step.start <= len(kept):
                     shortened = min(step.start if shortened is None else shortened, step.start)
                     continue  # nothing left to summarize besides what must stay
                 if end < step.end:
-                    span = sum(ctx.counter.count_message(messages[i]) for i in range(step.start, end) if i not in keep)
+                    span = sum(ctx.counter.count_message(messages[i]) for i in range(step.start, end) if i not in kept)
                     if span <= MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS:
                         shortened = min(step.start if shortened is None else shortened, step.start)
                         continue  # what is left is too small for its summary to be any smaller: no call for it
                     # a shorter span: its excerpt (of messages now kept verbatim) goes
-                    step = replace(step, end=end, keep=keep, excerpt_from=None, excerpt_tokens=0)
+                    step = replace(step, end=end, keep=kept, excerpt_from=None, excerpt_tokens=0)
                 steps.append(step)
             elif isinstance(step, Evict | DropBlocks) or _end(step) <= limit:
                 steps.append(step)
@@ -121,7 +135,7 @@ class TailGuard:
             # it no longer covers summarized: kept whole now, they are older than those edits, and the newest tool
             # output is the last thing to lose (DESIGN invariant 11). The next round plans again.
             steps = [s for s in steps if not (isinstance(s, Mask | Clip) and s.index >= shortened)]
-        note = f"{plan.note}; the last {keep} messages kept verbatim"
+        note = f"{plan.note}; the last {tail} messages kept verbatim"
         return Plan(tuple(steps), note=note)
 
     def finish(self, messages: Sequence[Message]) -> Sequence[Message]:
@@ -129,6 +143,31 @@ class TailGuard:
         if callable(inner_finish):
             return cast("Sequence[Message]", inner_finish(messages))
         return messages
+
+
+_GIVING_WAY = MaskStrategy(keep_last_turns=0)
+"""How the kept tool output gives way (`_give_way`): the ``mask`` strategy with no recent step spared."""
+
+
+def _give_way(messages: Sequence[Message], ctx: PlanContext, note: str) -> Plan:
+    """The masks that bring a history the guarded strategy left over the budget, with nothing more it would do,
+    down to it: the tool output it kept verbatim (in the tail, or in the recent steps it spares) masked oldest
+    first, as far as the budget needs, the current turn never (only the last resorts past the hard limit clip it).
+    A seed-81 session at a 12K window kept a 4.4K-token output of the fourth-last step whole and compacted to 10,277
+    tokens, over the 9,600 trigger, so the next request compacted again. The executor's `refill` then gives back,
+    newest first, what the budget has room for, the last of it as head and tail with the clip marker, so an output
+    is cut only as far as the room needs."""
+    masks = _GIVING_WAY.plan(messages, ctx)
+    why = "kept verbatim so far; given way, oldest first: the history is over the budget with nothing else to do"
+    steps = tuple(
+        replace(s, reason=f"{_what(messages, s)} {why}") if isinstance(s, Mask | Clip) else s for s in masks.steps
+    )
+    return Plan(steps, note=f"{note}; the kept tool output gives way: {masks.note}" if note else masks.note)
+
+
+def _what(messages: Sequence[Message], step: Mask | Clip) -> str:
+    part = messages[step.index].parts[step.part]
+    return "tool call arguments" if isinstance(part, ToolCall) else "tool output"
 
 
 def verbatim_tail(messages: Sequence[Message], preserve_recent: int, ctx: PlanContext) -> int:
