@@ -10,7 +10,7 @@ import pytest
 
 from chainsum.errors import MissingDependencyError
 from chainsum.integrations._common import make_manager, require
-from chainsum.manager import ConfigError, ContextManager, ManagerConfig
+from chainsum.manager import ConfigError, ContextManager, ManagerConfig, PhaseTimes
 
 
 def test_the_environment_configures_an_integrations_manager(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -36,3 +36,28 @@ def test_a_manager_or_its_arguments_not_both() -> None:
 def test_a_missing_framework_names_its_extra() -> None:
     with pytest.raises(MissingDependencyError, match=r'pip install "chainsum\[strands\]"'):
         require("no_such_framework_module", package="strands-agents", extra="strands")
+
+
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("chainsum.integrations.langchain", "ChainsumMiddleware"),
+        ("chainsum.integrations.openai_agents", "ChainsumSession"),
+        ("chainsum.integrations.pydantic_ai", "ChainsumHistory"),
+        ("chainsum.integrations.strands", "ChainsumConversationManager"),
+    ],
+)
+def test_every_integration_hands_a_profile_to_its_manager(module: str, name: str) -> None:
+    """``profile=`` is one of `ContextManager`'s arguments, which each integration takes (the benchmarks print
+    chainsum's phases through it)."""
+    import importlib
+
+    try:
+        integration = getattr(importlib.import_module(module), name)
+    except MissingDependencyError:
+        pytest.skip(f"{module}: its framework is not installed")
+    profile = PhaseTimes()
+    args = ("s",) if name == "ChainsumSession" else ()
+    made = integration(*args, context_window=1000, profile=profile)
+    manager = made.manager_for() if name == "ChainsumMiddleware" else made.manager
+    assert manager.profile is profile
