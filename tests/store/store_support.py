@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from chainsum.store import PostgresStore, SQLiteStore, Store
+from chainsum.store import PostgresStore, SQLiteStore, SqlStore, Store
+from chainsum.store._base import Tx
 
 POSTGRES_URL = os.environ.get("CHAINSUM_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -57,3 +60,24 @@ def open_store(kind: str, target: dict[str, Any]) -> Store:
     if kind == "sqlite":
         return SQLiteStore(target["path"])
     return PostgresStore(target["url"], schema=target["schema"])
+
+
+@contextmanager
+def write_held(store: SqlStore, body: Callable[[Tx], None] = lambda tx: None) -> Generator[None]:
+    """A write transaction of `store` (in a thread) that runs `body` and stays open until the block ends: what a
+    compaction archiving thousands of messages does to the store's write connection for a second or more."""
+    inside, release = threading.Event(), threading.Event()
+
+    def slow(tx: Tx) -> None:
+        body(tx)
+        inside.set()
+        release.wait(60)
+
+    writer = threading.Thread(target=lambda: store._transact(slow, write=True))  # pyright: ignore[reportPrivateUsage]
+    writer.start()
+    try:
+        assert inside.wait(10), "the write transaction did not start"
+        yield
+    finally:
+        release.set()
+        writer.join(10)

@@ -28,7 +28,13 @@ def open_pg(backend: Backend) -> PostgresStore:
 
 
 def pid_of(store: PostgresStore) -> int:
+    """The backend of the store's main connection: its writes and summarization locks."""
     return store._conn.info.backend_pid  # pyright: ignore[reportPrivateUsage]
+
+
+def reader_pid_of(store: PostgresStore) -> int:
+    """The backend of the store's reader connection: its reads."""
+    return store._reader.info.backend_pid  # pyright: ignore[reportPrivateUsage]
 
 
 def terminate(pid: int) -> None:
@@ -96,14 +102,15 @@ def test_a_killed_connection_is_replaced_and_every_call_recovers(
             assert store.archive_and_record("s", [("after", Message.of("user", "after the kill"))], None)
         assert pid_of(store) != old
         assert "reconnected to PostgreSQL" in caplog.text
-        # Reads recover too, each after its own kill, and see everything written before it.
-        terminate(pid_of(store))
+        # Reads recover too (on their own connection), each after its own kill, and see everything written before.
+        terminate(reader_pid_of(store))
         assert store.get_state("s") == StoredState(version=1, data={"n": 1})
-        terminate(pid_of(store))
+        assert "reconnected to PostgreSQL (the reader)" in caplog.text
+        terminate(reader_pid_of(store))
         assert [a.message_id for a in store.archived("s")] == ["m0", "m1", "after"]
-        terminate(pid_of(store))
+        terminate(reader_pid_of(store))
         assert store.expand("r1") == [m for _, m in first]
-        terminate(pid_of(store))
+        terminate(reader_pid_of(store))
         assert {h.message_id for h in store.search("s", "kill")} == {"m0", "after"}
         terminate(pid_of(store))
         assert store.compare_and_set_state("s", 1, {"n": 2})
@@ -183,7 +190,7 @@ def test_a_connection_lost_during_commit_is_not_retried_and_says_the_outcome_is_
         assert isinstance(info.value.__cause__, psycopg.OperationalError)
         assert store._conn is dead  # pyright: ignore[reportPrivateUsage]  # no reconnect, no second attempt
         pg_backend.raw("DROP TRIGGER slow_commit ON session_state", ())
-        # The next call reconnects; here the server had not finished the commit, so nothing landed.
+        # The next write reconnects; here the server had not finished the commit, so nothing landed.
         assert store.get_state("s") == StoredState()
         assert store.compare_and_set_state("s", 0, {"n": 1}) is True
     finally:
@@ -197,12 +204,12 @@ def test_a_read_cut_during_commit_is_simply_read_again(pg_backend: Backend) -> N
         calls: list[bool] = []
         attempt = store._attempt  # pyright: ignore[reportPrivateUsage]
 
-        def cut_once(fn: Callable[[Tx], object], *, write: bool) -> object:
+        def cut_once(fn: Callable[[Tx], object], *, write: bool, reader: bool) -> object:
             calls.append(write)
             if len(calls) == 1:
-                terminate(pid_of(store))
+                terminate(reader_pid_of(store))
                 raise ConnectionLost(commit_sent=True)
-            return attempt(fn, write=write)
+            return attempt(fn, write=write, reader=reader)
 
         store._attempt = cut_once  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
         assert store.get_state("s") == StoredState(version=1, data={"n": 1})
@@ -215,7 +222,7 @@ def test_losing_the_connection_twice_in_a_row_is_a_clear_error(pg_backend: Backe
     store = open_pg(pg_backend)
     try:
 
-        def always_lost(fn: Callable[[Tx], object], *, write: bool) -> object:
+        def always_lost(fn: Callable[[Tx], object], *, write: bool, reader: bool) -> object:
             terminate(pid_of(store))
             raise ConnectionLost(commit_sent=False)
 
@@ -234,7 +241,7 @@ def test_when_the_server_cannot_be_reached_the_error_says_so_and_a_later_call_re
         store.compare_and_set_state("s", 0, {"n": 1})
         url = store._url  # pyright: ignore[reportPrivateUsage]
         store._url = "postgresql://postgres@127.0.0.1:1/test"  # pyright: ignore[reportPrivateUsage]  # nothing listens
-        terminate(pid_of(store))
+        terminate(reader_pid_of(store))
         with pytest.raises(StoreConnectionError, match="could not reconnect") as info:
             store.get_state("s")
         assert isinstance(info.value.__cause__, psycopg.OperationalError)
@@ -256,7 +263,8 @@ def test_a_summarization_lock_lost_with_its_connection_is_reported_and_not_taken
             terminate(pid_of(holder))
             with other.try_lock("s") as taken_over:
                 assert taken_over  # the server freed the dead connection's lock
-                assert holder.get_state("s") == StoredState()  # reconnects, and says the lock is gone
+                # its next call on that connection (a write) reconnects, and says the lock is gone
+                assert holder.compare_and_set_state("t", 0, {"n": 1})
                 assert "summarization lock lost with the dead connection" in caplog.text
                 with holder.try_lock("s") as again:
                     assert not again  # the holder's block is still open: not a second holder in this process
@@ -284,7 +292,8 @@ def test_releasing_a_lock_on_a_dead_connection_does_not_raise(
         assert "could not release the summarization lock" in caplog.text
         with other.try_lock("s") as free:
             assert free
-        assert store.get_state("s") == StoredState()  # and the store itself recovers on its next call
+        assert store.get_state("s") == StoredState()  # reads go on (their own connection)
+        assert store.compare_and_set_state("s", 0, {"n": 1})  # and the main connection recovers on its next call
     finally:
         store.close()
         other.close()

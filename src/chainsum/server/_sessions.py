@@ -29,6 +29,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -168,6 +169,12 @@ class Sessions:
         """Session ids whose session an earlier version stored under another id (`SessionKey.legacy`), to that id."""
         self._sweeper: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._directory_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chainsum-directory")
+        """Where the directory writes run (`_touch`), one at a time: not in the default executor, which the requests'
+        own store calls share (`resolve`, the session API, ``/healthz``). A write waits for the store's write
+        connection while a compaction archives (a second at times); new sessions touch at once, and their writes
+        filled the default executor's few threads, so that a new session's request waited for the whole archive
+        (issue 20)."""
         self._passthrough = PassthroughLog()
 
     # the live sessions -------------------------------------------------------------------------------------------
@@ -327,7 +334,10 @@ class Sessions:
     async def shutdown(self, timeout_s: float) -> bool:
         """At shutdown: wait up to `timeout_s` for the preparations running now (each releases its session's
         summarization lock as it ends), then close the worker threads. False when one was still running."""
-        return await self._offload.close(timeout_s)
+        finished = await self._offload.close(timeout_s)
+        # the directory writes queued now still run (`drain` waits for them); none is queued after
+        self._directory_writer.shutdown(wait=False)
+        return finished
 
     def passthrough(self, session: str | None, route: str, reason: PassthroughReason, detail: str) -> None:
         """A request of `session` went upstream untouched: counted every time; logged and published as a
@@ -419,7 +429,7 @@ class Sessions:
             return self.store.touch_session(live.key.id, live.key.label, info, snapshot)
 
         try:
-            if await asyncio.to_thread(write):
+            if await asyncio.get_running_loop().run_in_executor(self._directory_writer, write):
                 live.force_next = True
         except Exception:
             logger.exception("session=<%s> | updating the session directory failed", live.key.id)

@@ -5,8 +5,11 @@ summarization lock is a session-scoped advisory lock, so a process that dies fre
 lease to tune. Search uses a stored ``tsvector`` column (``simple`` configuration: no stemming, the same words match
 as in SQLite's FTS5) with a GIN index, and ``plainto_tsquery`` so that no query text is ever parsed as syntax.
 
-Reconnection: a server restart or a killed backend (``pg_terminate_backend``) leaves the one connection dead. The
-next transaction notices (the driver marks the connection broken), reconnects with the same url and search path,
+Two connections: the writes and the summarization locks on one, the reads on the other, so that a read never waits
+for a long write of this process (a compaction archiving thousands of messages; `SqlStore._has_reader`).
+
+Reconnection: a server restart or a killed backend (``pg_terminate_backend``) leaves a connection dead. The next
+transaction on it notices (the driver marks the connection broken), reconnects with the same url and search path,
 and runs the whole transaction function once more (`SqlStore._transact`) — safe, because the server rolled the cut
 transaction back — except a write that lost its connection after COMMIT was sent, whose fate cannot be known:
 that raises `StoreConnectionError` with ``outcome_unknown``. The summarization lock dies with its connection (the
@@ -86,8 +89,9 @@ class _PgTx:
 class PostgresStore(SqlStore):
     """A store in a PostgreSQL database, in `schema` when given (created if missing) or the connection's default.
 
-    One connection per object, replaced when it dies (see the module docstring); share the object between threads
-    or open one per process."""
+    Two connections per object, each replaced when it dies (see the module docstring): one for the writes and the
+    summarization locks, one for the reads, so that no read waits for a long write of this process (a compaction's
+    archive); share the object between threads or open one per process."""
 
     _migrations: ClassVar[Sequence[Migration]] = POSTGRES_MIGRATIONS
     """The steps `__init__` runs on an older schema (a class attribute so that tests can add one)."""
@@ -115,9 +119,12 @@ class PostgresStore(SqlStore):
                 if schema is not None:
                     cur.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
                 version = migrate(_PgTx(cur), self._migrations, _table_exists)
+            # reads run on a connection of their own (`SqlStore._has_reader`); writes and the locks stay on `_conn`
+            self._reader = self._connect()
         except BaseException:
             self._conn.close()
             raise
+        self._has_reader = True
         logger.debug("schema=<%s>, schema_version=<%d> | postgres store opened", schema, version)
 
     def _connect(self) -> psycopg.Connection[Row]:
@@ -135,10 +142,10 @@ class PostgresStore(SqlStore):
             raise
         return conn
 
-    def _attempt(self, fn: Callable[[Tx], T], *, write: bool) -> T:
+    def _attempt(self, fn: Callable[[Tx], T], *, write: bool, reader: bool) -> T:
         import psycopg
 
-        conn = self._conn
+        conn = self._reader if reader else self._conn
         committing = False
         try:
             with conn.transaction(), conn.cursor() as cur:
@@ -157,15 +164,20 @@ class PostgresStore(SqlStore):
         sqlstate = getattr(exc, "sqlstate", None)
         return conn.closed or (isinstance(sqlstate, str) and (sqlstate.startswith("08") or sqlstate in _LOST_SQLSTATES))
 
-    def _reconnect(self) -> None:
+    def _reconnect(self, *, reader: bool) -> None:
         import psycopg
 
         with contextlib.suppress(psycopg.Error):
-            self._conn.close()
+            (self._reader if reader else self._conn).close()
         try:
-            self._conn = self._connect()
+            fresh = self._connect()
         except psycopg.Error as exc:
             raise StoreConnectionError(f"lost the connection to PostgreSQL and could not reconnect: {exc}") from exc
+        if reader:  # no lock lives there
+            self._reader = fresh
+            logger.warning("schema=<%s> | reconnected to PostgreSQL (the reader)", self.schema)
+            return
+        self._conn = fresh
         for session, generation in sorted(self._lock_generation.items()):
             if generation == self._generation:
                 logger.warning(
@@ -255,7 +267,7 @@ class PostgresStore(SqlStore):
                 return False
             # A session-level advisory lock outlives the transaction it was taken in (even a rolled-back one);
             # going through `_transact` means a connection that died while idle is replaced first.
-            row = self._transact(lambda tx: tx.one("SELECT pg_try_advisory_lock(?)", (key,)), write=False)
+            row = self._transact(lambda tx: tx.one("SELECT pg_try_advisory_lock(?)", (key,)), write=False, main=True)
             acquired = row is not None and bool(row[0])
             if acquired:
                 self._held.add(session)
@@ -286,6 +298,8 @@ class PostgresStore(SqlStore):
         with self._mutex:
             self._closed = True
             self._conn.close()
+        with self._read_mutex:
+            self._reader.close()
 
 
 def _table_exists(tx: Tx, name: str) -> bool:

@@ -2,7 +2,9 @@
 
 Files run in WAL mode (readers never block the writer), every write is a ``BEGIN IMMEDIATE`` transaction (the write
 lock is taken up front, so two writers never deadlock upgrading a read lock) and ``busy_timeout`` makes a writer wait
-for another process instead of failing. The summarization lock is a lease row, not a held transaction: an LLM call
+for another process instead of failing. A file store reads on a second connection of its own (``query_only``), so
+that a long write, a compaction archiving thousands of messages, holds up no read meanwhile
+(`SqlStore._has_reader`). The summarization lock is a lease row, not a held transaction: an LLM call
 can take a minute and must not block every other session's writes meanwhile; a crashed holder's lease expires.
 
 Opening checks the schema version (`chainsum.store._migrations`) and migrates an older file inside one
@@ -134,9 +136,28 @@ class SQLiteStore(SqlStore):
         except BaseException:
             self._conn.close()
             raise
+        self._reader: sqlite3.Connection | None = None
+        """A second connection for reads (`SqlStore._has_reader`), on a file only: each connection to
+        ``":memory:"`` is a database of its own."""
+        if self.path not in ("", ":memory:"):
+            try:
+                self._reader = sqlite3.connect(
+                    self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
+                )
+                self._reader.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                self._reader.execute("PRAGMA query_only = ON")
+            except sqlite3.Error as exc:
+                self._conn.close()
+                if self._reader is not None:
+                    self._reader.close()
+                raise StoreError(f"{self.path}: cannot open database: {exc}") from exc
+            self._has_reader = True
         logger.debug("path=<%s>, schema_version=<%d> | sqlite store opened", self.path, version)
 
-    def _attempt(self, fn: Callable[[Tx], T], *, write: bool) -> T:
+    def _attempt(self, fn: Callable[[Tx], T], *, write: bool, reader: bool) -> T:
+        if reader and self._reader is not None:
+            with self._read_on(self._reader) as tx:  # `_transact` holds `_read_mutex`
+                return fn(tx)
         with self._write() if write else self._read() as tx:
             return fn(tx)
 
@@ -153,12 +174,17 @@ class SQLiteStore(SqlStore):
 
     @contextmanager
     def _read(self) -> Generator[_SqliteTx, None, None]:
-        with self._mutex:
-            self._conn.execute("BEGIN")
-            try:
-                yield _SqliteTx(self._conn)
-            finally:
-                self._conn.execute("COMMIT")
+        with self._mutex, self._read_on(self._conn) as tx:
+            yield tx
+
+    @contextmanager
+    def _read_on(self, conn: sqlite3.Connection) -> Generator[_SqliteTx, None, None]:
+        """A read transaction on `conn` (the caller holds the mutex that guards it)."""
+        conn.execute("BEGIN")
+        try:
+            yield _SqliteTx(conn)
+        finally:
+            conn.execute("COMMIT")
 
     def _lock_session_writes(self, tx: Tx, session: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already serializes every writer of the file."""
@@ -297,6 +323,9 @@ class SQLiteStore(SqlStore):
         self._closing.set()
         with self._mutex:
             self._conn.close()
+        if self._reader is not None:
+            with self._read_mutex:
+                self._reader.close()
 
 
 def _table_exists(tx: Tx, name: str) -> bool:
