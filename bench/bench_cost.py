@@ -23,7 +23,8 @@ summarizer (no model: its calls cost nothing). Printed per workload and library:
 - ``compactions``: requests in which the summarizer was called; ``breaks``: requests that are not the previous
   request plus new messages (each throws the provider's prompt cache away from the first changed message);
 - ``hit``: cached input tokens over input tokens (the cached part of a request: its longest common prefix with the
-  previous request, by value);
+  previous request, by value, Anthropic ``cache_control`` marks aside: where a request marks a block is not part of
+  what the provider caches);
 - ``cost``: with caching, at $3 per million fresh input tokens, $0.30 cached, the summarizer's input at $3 and its
   output at $15 (``summ.``: that part); tokens are `HeuristicCounter`'s of the canonical messages;
 - ``ids``: the share of the session's identifiers so far (`chainsum.testing.retention.identifiers`, the matcher
@@ -40,12 +41,13 @@ from __future__ import annotations
 import argparse
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
 from chainsum import formats, repair, validate
 from chainsum.manager import request_indices
-from chainsum.messages import Message, ToolCall, ToolResult
+from chainsum.messages import Message, Part, ToolCall, ToolResult
 from chainsum.testing import iter_documents
 from chainsum.testing.retention import identifiers, texts
 from chainsum.testing.sessions import agent_session
@@ -112,10 +114,35 @@ def independent_problems(messages: Sequence[Message]) -> int:
 def _common_prefix(a: Sequence[Message], b: Sequence[Message]) -> int:
     n = 0
     for x, y in zip(a, b, strict=False):
-        if x is not y and x != y:
+        if x is not y and x != y and _unmarked(x) != _unmarked(y):
             break
         n += 1
     return n
+
+
+def _unmarked(m: Message) -> Message:
+    """`m` without Anthropic ``cache_control`` marks on its parts. Where a request marks a block is not part of
+    what the provider caches: the mark a client (Claude Code) or chainsum moves to the newest block each request
+    leaves the previous request's blocks cached (the provider reads its cache at earlier block boundaries too), so
+    a message that differs from the previous request's only by its mark is no prefix break (as ``chainsum replay``
+    counts it)."""
+    parts: list[Part] = []
+    changed = False
+    for part in m.parts:
+        ns = part.extras.get("anthropic")
+        fields = cast(Mapping[str, Any], ns).get("fields") if isinstance(ns, Mapping) else None
+        if isinstance(fields, Mapping) and "cache_control" in fields:
+            kept = {k: v for k, v in cast(Mapping[str, Any], fields).items() if k != "cache_control"}
+            space = {k: v for k, v in cast(Mapping[str, Any], ns).items() if k != "fields"}
+            if kept:
+                space["fields"] = kept
+            extras = {k: v for k, v in part.extras.items() if k != "anthropic"}
+            if space:
+                extras["anthropic"] = space
+            part = replace(part, extras=extras)
+            changed = True
+        parts.append(part)
+    return replace(m, parts=tuple(parts)) if changed else m
 
 
 def measure(work: Workload, peer: Peer) -> Row:
