@@ -217,6 +217,11 @@ class ContextManager:
         self._additive = isinstance(self.counter, HeuristicCounter | TiktokenCounter)
         self._priming: int | None = None
         self._pins = RecallPins()
+        self._reads = 0
+        """Bumped whenever what the model sees may have changed (`_read`, `_set_view`): the key of `_standing`'s
+        memo."""
+        self._standing_memo: tuple[tuple[PinnedRecall, ...], int, list[PinnedRecall]] | None = None
+        """(the state's pins, `_reads`, the ones that stand) of the last `_standing` check."""
         self._breakpoints = Breakpoints()
         self._system: tuple[object, int] | None = None
         self.last_ratio = 0.0
@@ -248,6 +253,7 @@ class ContextManager:
 
     # mapping -----------------------------------------------------------------------------------------------------
     def _set_view(self, view: View) -> None:
+        self._reads += 1
         messages = self._codec.messages
         self._view = view
         self._base = view.base(messages)
@@ -261,6 +267,7 @@ class ContextManager:
 
     def _read(self, items: Sequence[Any]) -> None:
         """Read `items` and bring the mapping up to date (steps 1 and 2 of the module docstring)."""
+        self._reads += 1
         state = self.state
         unchanged = self._codec.read(items)
         messages = self._codec.messages
@@ -416,9 +423,22 @@ class ContextManager:
         )
 
     def _standing(self) -> list[PinnedRecall]:
-        """The pinned recall blocks that still stand for what the model sees now (`RecallPins.standing`)."""
+        """The pinned recall blocks that still stand for what the model sees now (`RecallPins.standing`).
+
+        A request asks twice (its size in `_frame`, its blocks in `_recall_blocks`), and the check hashes or
+        compares by identity the whole history up to each block: the answer of the first is kept and given again
+        while the pins are the very tuple of the state (a new state that changes them makes a new one) and nothing
+        was read since (`_reads`: only `_read` and `_set_view` change what the model sees), since the same pins
+        over the same messages stand alike."""
         pins = self.state.recall
-        return self._pins.standing(pins, self._output_messages()) if pins else []
+        if not pins:
+            return []
+        memo = self._standing_memo
+        if memo is not None and memo[0] is pins and memo[1] == self._reads:
+            return list(memo[2])
+        standing = self._pins.standing(pins, self._output_messages())
+        self._standing_memo = (pins, self._reads, standing)
+        return list(standing)
 
     def _n_out(self) -> int:
         """Messages the model sees now: the counts of the trigger's rules (cooldown, minimum, refresh) are of these,
@@ -588,7 +608,7 @@ class ContextManager:
         how many pinned blocks were folded in here. The session state keeps the blocks, so that every later request,
         in any process, carries them the same way."""
         state = self.state
-        pins = self._pins.standing(state.recall, output) if state.recall else []
+        pins = self._standing()  # `output` is what the model sees now: the check of `_frame`, unless read since
         pinned = sum(p.recall.tokens for p in pins)
         dropped = 0
         if pins and tokens + pinned > self.window:

@@ -66,17 +66,35 @@ def newest_user(output: Sequence[Message]) -> int | None:
     return None
 
 
+_DIGESTS = 4096
+"""Most message digests a `RecallPins` remembers."""
+
+
 class RecallPins:
     """One manager's bookkeeping for its session's pinned recall blocks: the chain hashes of the history the model
     sees (recall blocks left out), against which a pin is checked, and the last search (a retried request does not
     search the archive again)."""
 
     def __init__(self) -> None:
-        self._prints = Fingerprints(visible_sha256)
+        self._prints = Fingerprints(self._digest)
+        self._digests: dict[int, tuple[Message, str]] = {}
+        """`visible_sha256` by message identity (the message kept, so a reused id never matches another): a
+        compaction rewrites the history's start, and the chain hashes after it are computed again over messages
+        (the kept tail, the turn being answered) whose own digests were computed for an earlier pin already."""
         self._rendered: dict[int, tuple[Message, str]] = {}
         """Rendered bodies of the context messages, by identity (recall leaves out what the model sees already)."""
         self._last: tuple[tuple[str, int, int], Recall | None] | None = None
         """(newest user text, state version, budget) of the last search, and what it found."""
+
+    def _digest(self, message: Message) -> str:
+        hit = self._digests.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        digest = visible_sha256(message)
+        if len(self._digests) >= _DIGESTS:  # crude bound: a reset costs a few digests again, never a wrong one
+            self._digests.clear()
+        self._digests[id(message)] = (message, digest)
+        return digest
 
     def standing(self, pins: Sequence[PinnedRecall], output: Sequence[Message]) -> list[PinnedRecall]:
         """The pins that still stand for `output` (the history the model sees now, recall blocks left out): those
@@ -91,14 +109,24 @@ class RecallPins:
         message is the request's newest, or when this request compacted and the message is still being answered (an
         agent's tool steps after it, no final answer); None when a block is there already. A message answered
         already gets none: the room is shared by every block until the next compaction, and the next question
-        needs it more."""
+        needs it more.
+
+        Without a compaction only the request's newest message can take a block, so only it is looked at: the
+        scan back to the newest user message (over every tool step of an agent's turn, on every request of it)
+        would find the same place or none. A request whose newest message is not a new question (a tool step, an
+        answer) searches nothing here."""
+        if not compacted:
+            last = len(output) - 1
+            if last < 0 or newest_user(output[last:]) != 0:
+                return None
+            return None if any(p.at == last for p in pins) else last
         at = newest_user(output)
         if at is None or any(p.at == at for p in pins):
             return None
         if at == len(output) - 1:
             return at
-        if not compacted:
-            return None  # sent before without a block: adding one now would rewrite what was sent
+        # an older user message: sent before without a block, which only a compaction (rewriting the prefix
+        # anyway) may add now
         answered = any(m.role == "assistant" and not m.tool_calls for m in output[at + 1 :])
         return None if answered else at
 

@@ -144,8 +144,10 @@ def recall_block(
     left holding exactly the messages of `exclude`. Originals in `retracted` (`stale_originals`) are never
     recalled. Originals are fetched a few at a time, best match first, since
     the budget usually takes only the first few of the 24 hits."""
+    if budget < 60:  # no room for a block's frame and one original: nothing to search for
+        return None
     query = query_of(user_text)
-    if not query or budget < 60:
+    if not query:
         return None
     hits = archive.search(session, query, limit=24, any_word=True, snippets=False)
     if not hits:

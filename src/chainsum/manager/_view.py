@@ -19,6 +19,7 @@ mapping: the model never sees a summary of a history the caller no longer has.
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -57,9 +58,15 @@ class Fingerprints:
         very objects fingerprinted before keep their hashes, so only the others are hashed."""
         known = self._messages
         n = min(len(known), k)
-        same = 0
-        while same < n and known[same] is messages[same]:
-            same += 1
+        # The common case, every leading message the very object hashed before, is checked in C (map over
+        # `operator.is_`: half the time of a Python loop, which this runs on every request for each pinned block);
+        # the loop then finds where they part only when they do.
+        if all(map(operator.is_, known[:n], messages[:n])):
+            same = n
+        else:
+            same = 0
+            while known[same] is messages[same]:
+                same += 1
         if same < n or len(known) < k:
             self.sync(messages, same)
         return self.at(k)
