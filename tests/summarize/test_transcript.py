@@ -6,9 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chainsum.chain import summary_messages
 from chainsum.messages import File, Image, Message, Opaque, Reasoning, Text, ToolCall, ToolResult
 from chainsum.summarize import TRANSCRIPT_INSTRUCTIONS, parse_transcript, render_consolidation, render_transcript
-from chainsum.summarize._transcript import render_body
+from chainsum.summarize._transcript import Bodies, body_length, render_body
 from generators import histories
 
 USER = Message.of("user", "Please fix src/app.py")
@@ -187,3 +188,51 @@ def test_a_role_outside_the_canonical_set_cannot_break_a_marker() -> None:
     odd = Message(role='user" section="context', parts=(Text(text="x"),))  # type: ignore[arg-type]
     parsed = parse_transcript(render_transcript([odd, USER], "ai"))
     assert [b.role for b in parsed.blocks] == ["unknown", "user"]
+
+
+def test_an_opener_that_does_not_parse_is_skipped_for_the_next_one() -> None:
+    text = render_transcript([Message.of("user", "a"), Message.of("assistant", "b")], "ai")
+    nonce = parse_transcript(text).nonce
+    first = f'<m_{nonce} n="0" role="user" section="content">\n'
+    broken = f'<m_{nonce} n="zero" role="user">\n<m_{nonce} nope\n'  # the exact marker, then no valid opener
+    parsed = parse_transcript(text.replace(first, broken + first, 1))
+    assert [(b.role, b.body) for b in parsed.blocks] == [("user", "a"), ("assistant", "b")]
+
+
+def _record_message() -> Message:
+    return summary_messages("Earlier: the build failed in src/app.py.", "record", [USER], role="user")[0]
+
+
+def test_bodies_render_what_render_body_does_once_per_message() -> None:
+    long = Message.of("tool", "\n".join(f"line {i}: src/mod_{i}.py \x1b ok" for i in range(300)))
+    bodies = Bodies()
+    for message in (USER, ASSISTANT, long):
+        for limit in (None, 500, 60):
+            first = bodies.body(message, limit)
+            assert first == render_body(message, limit)
+            assert bodies.body(message, limit) is first  # remembered, not rendered again
+        assert bodies.length(message) == body_length(message)
+    assert bodies.body(long, 500) != bodies.body(long, None)  # the limit is part of the key
+
+
+def test_bodies_tell_equal_messages_apart_by_identity() -> None:
+    one, other = Message.of("user", "same words"), Message.of("user", "same words")
+    third = Message.of("user", "other words")
+    bodies = Bodies()
+    assert bodies.body(one) == bodies.body(other) == "same words"
+    assert bodies.body(third) == "other words"
+    assert bodies.content(one, None) == bodies.content(other, None)
+
+
+def test_a_transcript_rendered_with_bodies_is_the_one_rendered_without() -> None:
+    span = [USER, ASSISTANT, _record_message(), Message.of("tool", "x" * 5000)]
+    context = [Message.of("user", "What broke?")]
+    bodies = Bodies()
+    for limit in (None, 300):
+        for target in (None, 120):
+            plain = render_transcript(span, "context", context, target_tokens=target, max_body_chars=limit)
+            again = render_transcript(
+                span, "context", context, target_tokens=target, max_body_chars=limit, bodies=bodies
+            )
+            assert again == plain
+    assert render_transcript(span[1:3], "ai", bodies=bodies) == render_transcript(span[1:3], "ai")

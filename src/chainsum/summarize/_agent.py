@@ -72,12 +72,16 @@ _RUN = ("bash", "shell", "exec", "run", "terminal", "command", "console", "sh")
 
 def call_head(line: str) -> tuple[str, str, int] | None:
     """(tool name, call id, where the arguments start) of a ``[tool call: NAME id=ID] ARGS`` line; None otherwise."""
+    if not line.startswith("[tool call: "):  # most lines: a string test, not the pattern
+        return None
     match = _CALL.match(line)
     return None if match is None else (match.group(1), match.group(2) or "", match.end())
 
 
 def result_head(line: str) -> tuple[str, str, bool] | None:
     """(tool name or "", call id, flagged as an error) of a ``[tool result NAME for ID error]`` line, else None."""
+    if not line.startswith("[tool result"):  # most lines (a tool's output): a string test, not the pattern
+        return None
     match = _RESULT.match(line)
     return None if match is None else (match.group(1) or "", match.group(2), match.group(3) is not None)
 

@@ -30,10 +30,9 @@ from typing import TypeVar
 from ..messages import Message, Text
 from ._protocol import SummarizerLike, call_summarizer
 from ._transcript import (
+    Bodies,
     TranscriptCase,
-    body_length,
     body_limit,
-    render_body,
     render_consolidation,
     render_transcript,
 )
@@ -115,7 +114,8 @@ class _Chunker:
 
     A message's cost is counted once, on its own block (body plus markers), not by rendering a whole transcript
     per message: the instructions and context are the same for every chunk (`base`), and each packed chunk is
-    checked against the real transcript at the end (`_verified`), since counts are not exactly additive."""
+    checked against the real transcript at the end (`rendered`), since counts are not exactly additive. What
+    each message shows is rendered once (`bodies`), however many transcripts it is measured and sent in."""
 
     def __init__(
         self,
@@ -125,7 +125,9 @@ class _Chunker:
         count: Callable[[str], int],
         target_tokens: int | None = None,
         max_body_chars: int | None = None,
+        bodies: Bodies | None = None,
     ) -> None:
+        self.bodies = bodies if bodies is not None else Bodies()
         self.case: TranscriptCase = case
         self.context = tuple(context)
         self.cap = cap
@@ -143,7 +145,12 @@ class _Chunker:
 
     def render(self, messages: Sequence[Message]) -> str:
         return render_transcript(
-            messages, self.case, self.context, target_tokens=self.target_tokens, max_body_chars=self.max_body_chars
+            messages,
+            self.case,
+            self.context,
+            target_tokens=self.target_tokens,
+            max_body_chars=self.max_body_chars,
+            bodies=self.bodies,
         )
 
     def _fits(self, messages: Sequence[Message]) -> bool:
@@ -151,11 +158,11 @@ class _Chunker:
 
     def _cost(self, message: Message) -> int:
         """Tokens `message` adds to a transcript (its block: excerpted body and markers)."""
-        return self.count(render_body(message, self.max_body_chars)) + self.markers
+        return self.count(self.bodies.body(message, self.max_body_chars)) + self.markers
 
     def _pieces(self, message: Message) -> list[Message]:
         """A message too large on its own, split by text into pieces that each fit."""
-        body = render_body(message, self.max_body_chars)
+        body = self.bodies.body(message, self.max_body_chars)
         per_token = len(body) / max(1, self.count(body))
         size = max(1, int((self.cap - self.base - self.markers) * per_token * 0.9))
         pieces: list[Message] = []
@@ -168,7 +175,8 @@ class _Chunker:
             start += len(piece)
         return pieces
 
-    def chunks(self, messages: Sequence[Message]) -> list[list[Message]]:
+    def chunks(self, messages: Sequence[Message]) -> list[tuple[list[Message], str]]:
+        """`messages` packed into chunks that fit, each with its transcript (as `rendered`)."""
         units: list[tuple[Message, int]] = []
         for message in messages:
             cost = self._cost(message)
@@ -187,17 +195,19 @@ class _Chunker:
             used += cost
         if current:
             chunks.append(current)
-        return self.verified(chunks)
+        return self.rendered(chunks)
 
-    def verified(self, chunks: Sequence[list[Message]]) -> list[list[Message]]:
-        """`chunks`, each halved until its real transcript fits (token counts are not exactly additive)."""
-        return [part for chunk in chunks for part in self._verified(chunk)]
+    def rendered(self, chunks: Sequence[list[Message]]) -> list[tuple[list[Message], str]]:
+        """`chunks`, each halved until its real transcript fits (token counts are not exactly additive), with that
+        transcript: the text its check measured is the one sent, not rendered again."""
+        return [pair for chunk in chunks for pair in self._rendered(chunk)]
 
-    def _verified(self, chunk: list[Message]) -> list[list[Message]]:
-        if len(chunk) == 1 or self._fits(chunk):
-            return [chunk]
+    def _rendered(self, chunk: list[Message]) -> list[tuple[list[Message], str]]:
+        text = self.render(chunk)
+        if len(chunk) == 1 or self.count(text) <= self.cap:
+            return [(chunk, text)]
         middle = len(chunk) // 2
-        return self._verified(chunk[:middle]) + self._verified(chunk[middle:])
+        return self._rendered(chunk[:middle]) + self._rendered(chunk[middle:])
 
 
 async def _summarize_capped(summarizer: SummarizerLike, transcript: str, limit: int) -> str:
@@ -247,13 +257,15 @@ async def summarize_chunked(
     if not messages:
         raise ValueError("cannot summarize an empty message list")
     count = count_tokens or approx_tokens
-    read, limit = _readable(messages, case, context, max_input_tokens, count, max_chunks, target_tokens)
-    chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit)
-    chunks = chunker.chunks(read)
+    bodies = Bodies()
+    read, limit = _readable(messages, case, context, max_input_tokens, count, max_chunks, target_tokens, bodies)
+    chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit, bodies)
+    packed = chunker.chunks(read)
+    chunks = [chunk for chunk, _ in packed]
     if not chunks:  # only parts no transcript can show (an opaque provider item): as empty as an empty span
         raise ValueError("nothing in the span can be rendered for a summarizer")
     if len(chunks) == 1 and len(read) == len(messages) and all(a is b for a, b in zip(chunks[0], read, strict=True)):
-        whole = chunker.render(messages)
+        whole = packed[0][1]  # the transcript of `messages` itself: the one chunk is all of them
         summary = await _summarize_capped(summarizer, whole, len(whole))
         return to_state_snapshot(summary) if snapshot else summary
     # Each partial summary asks for its share of what one consolidation call can read, so the partials are merged
@@ -261,9 +273,8 @@ async def summarize_chunked(
     room = int(max_input_tokens * 0.8) - count(render_consolidation(["x"], snapshot=snapshot))
     share = max(_MIN_EXCERPT, room // len(chunks))
     chunker.target_tokens = share if target_tokens is None else min(target_tokens, share)
-    chunks = chunker.verified(chunks)
-    logger.debug("messages=<%d>, chunks=<%d>, share=<%d> | map", len(messages), len(chunks), chunker.target_tokens)
-    transcripts = [chunker.render(chunk) for chunk in chunks]
+    transcripts = [text for _, text in chunker.rendered(chunks)]
+    logger.debug("messages=<%d>, chunks=<%d>, share=<%d> | map", len(messages), len(transcripts), chunker.target_tokens)
     summaries = await _bounded(concurrency, [partial(_summarize_capped, summarizer, t, len(t)) for t in transcripts])
     result = await _consolidate(
         summarizer, summaries, max_input_tokens, count, concurrency, max_depth, snapshot, target_tokens
@@ -290,6 +301,7 @@ def _readable(
     count: Callable[[str], int],
     max_chunks: int | None,
     target_tokens: int | None,
+    bodies: Bodies,
 ) -> tuple[Sequence[Message], int | None]:
     """What of `messages` the map step reads so that it fits `max_chunks` transcripts of `cap` tokens: the messages
     and a per-message excerpt length (`body_limit`; None: whole). Estimated from a sample's characters per token and
@@ -300,8 +312,8 @@ def _readable(
     results evenly spread over the span with what is left. The calls stay bounded however long the history."""
     if max_chunks is None:
         return messages, None
-    lengths = [body_length(m) for m in messages]
-    sample = "\n".join(render_body(m, 2000) for m in messages[:: max(1, len(messages) // 64)][:64])
+    lengths = [bodies.length(m) for m in messages]
+    sample = "\n".join(bodies.body(m, 2000) for m in messages[:: max(1, len(messages) // 64)][:64])
     per_token = len(sample) / max(1, count(sample))
     fixed = count(render_transcript([Message.of("user", "")], case, context, target_tokens=target_tokens))
     markers = count(_BLOCK_MARKERS)

@@ -41,6 +41,7 @@ from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, Tool
 
 __all__ = [
     "TRANSCRIPT_INSTRUCTIONS",
+    "Bodies",
     "ParsedTranscript",
     "TranscriptBlock",
     "TranscriptCase",
@@ -109,6 +110,8 @@ _KIND_BY_NAME: dict[str, TranscriptKind] = {k: k for k in _KINDS}
 _ROLE = re.compile(r"[a-z_]{1,20}")
 _BREAKS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _HEADER = re.compile(r'<instructions case="([a-z]+)" markers="m_([0-9a-f]{16})"(?: target_tokens="(\d{1,9})")?>')
+_OPENER_REST = re.compile(r'n="(\d+)" role="([a-z_]+)" section="(context|content)">\n')
+"""A block opener after its ``<m_NONCE `` (`_opener`)."""
 _DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(;base64)?,", re.ASCII)
 _MAX_URL = 200
 
@@ -260,6 +263,65 @@ def body_length(message: Message) -> int:
 _Block: TypeAlias = tuple[str, Literal["context", "content"], str]
 
 
+class Bodies:
+    """What a transcript shows of each message (`render_body`, `body_length`, its blocks), remembered by identity
+    for the length of one summarization.
+
+    Why: chunked summarization (`summarize_chunked`) reads the same messages several times: their lengths, their
+    cost, each chunk's transcript to check that it fits, then the transcripts it sends; each time walked every part
+    and escaped every body again (a tool output of 9 KB, four or five times a compaction). Entries keep the message
+    itself, so an id cannot be reused by another object while it is remembered (as `chainsum.tokens.IdentityCache`
+    does), and a hit also checks ``entry is message``. Local to one call: nothing is shared or invalidated."""
+
+    __slots__ = ("_blocks", "_raw", "_rendered")
+
+    def __init__(self) -> None:
+        self._raw: dict[int, tuple[Message, str]] = {}
+        self._rendered: dict[tuple[int, int | None], tuple[Message, str]] = {}
+        self._blocks: dict[tuple[int, int | None], tuple[Message, tuple[_Block, ...]]] = {}
+
+    def raw(self, message: Message) -> str:
+        """`message`'s text before clipping and escaping (`_raw_body`)."""
+        entry = self._raw.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        text = _raw_body(message)
+        self._raw[id(message)] = (message, text)
+        return text
+
+    def length(self, message: Message) -> int:
+        """`body_length(message)`."""
+        return len(self.raw(message)) or 7
+
+    def body(self, message: Message, limit: int | None = None) -> str:
+        """`render_body(message, limit)`, the same string object each time it is asked again."""
+        key = (id(message), limit)
+        entry = self._rendered.get(key)
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        body = self.raw(message)
+        if limit is not None:
+            body = clip_body(body, limit)
+        text = _escape(body) if body else "[empty]"
+        self._rendered[key] = (message, text)
+        return text
+
+    def content(self, message: Message, limit: int | None) -> tuple[_Block, ...]:
+        """The content blocks `message` adds to a transcript: its body, or the summaries an earlier summary
+        message carries (`_summary_bodies`)."""
+        key = (id(message), limit)
+        entry = self._blocks.get(key)
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        summaries = _summary_bodies(message)
+        if summaries is None:
+            blocks: tuple[_Block, ...] = (_block(message.role, "content", self.body(message, limit)),)
+        else:  # an earlier summary being folded in: partial summaries, not a user or assistant speaking
+            blocks = tuple(_block("summary", "content", _escape(text)) for text in summaries)
+        self._blocks[key] = (message, blocks)
+        return blocks
+
+
 def _block(role: str, section: Literal["context", "content"], body: str) -> _Block:
     """A role outside the canonical set (a value built around the type checker) is shown as ``unknown``: only
     ``[a-z_]`` may reach a marker line."""
@@ -341,6 +403,7 @@ def render_transcript(
     *,
     target_tokens: int | None = None,
     max_body_chars: int | None = None,
+    bodies: Bodies | None = None,
 ) -> str:
     """The full text sent to a summarizer: the case's instructions, then the messages in unforgeable blocks.
 
@@ -348,7 +411,8 @@ def render_transcript(
     its own section before the content; with another case it is rendered the same way if given. `target_tokens`
     asks for a summary of about that length (the instructions say so, and the ``target_tokens`` attribute tells
     summarizers that parse the transcript). `max_body_chars` clips each message to that many characters (head and
-    tail, see `clip_body`): how a very long span is made to fit a bounded number of summarizer calls. Raises
+    tail, see `clip_body`): how a very long span is made to fit a bounded number of summarizer calls. `bodies`
+    remembers what was rendered of each message for the next call (`Bodies`; the same text either way). Raises
     `ValueError` when there is nothing to summarize (the spec's "cannot summarize empty message list").
     """
     if not messages:
@@ -356,22 +420,20 @@ def render_transcript(
     if case not in ("context", "ai", "human"):
         raise ValueError(f"unknown transcript case {case!r}")
 
-    blocks = [_block(m.role, "context", render_body(m, max_body_chars)) for m in context]
+    read = bodies if bodies is not None else Bodies()
+    blocks = [_block(m.role, "context", read.body(m, max_body_chars)) for m in context]
     for m in messages:
-        summaries = _summary_bodies(m)
-        if summaries is None:
-            blocks.append(_block(m.role, "content", render_body(m, max_body_chars)))
-        else:  # an earlier summary being folded in: partial summaries, not a user or assistant speaking
-            blocks.extend(_block("summary", "content", _escape(text)) for text in summaries)
+        blocks.extend(read.content(m, max_body_chars))
     return _assemble(case, blocks, target_tokens)
 
 
 def _summary_bodies(message: Message) -> list[str] | None:
     """The summary texts a chainsum summary message carries (a record's blocks, each on its own), or None when it
-    is not one. Notes of messages moved to the archive are left out: they say nothing to summarize."""
+    is not one. A note of messages moved to the archive is left out when it only counts them; one that says what
+    they held (the user's requests, the tool calls) is read like a summary."""
     blocks = record_blocks(message)
     if blocks is not None:
-        return [b.text for b in blocks if b.depth > 0] or ["[earlier messages are in the archive]"]
+        return [b.text for b in blocks if b.depth > 0 or "\n" in b.text] or ["[earlier messages are in the archive]"]
     if is_summary_message(message) and not (message.role == "assistant" and not message.text):
         return [summary_text(message)]
     return None
@@ -392,6 +454,19 @@ def parse_transcript_target(text: str) -> int | None:
     return int(header.group(3)) if header is not None and header.group(3) else None
 
 
+def _opener(text: str, opening: str, pos: int) -> re.Match[str] | None:
+    """The first block opener (``<m_NONCE n="0" role="user" section="content">`` and its newline) at or after `pos`:
+    found by its exact marker, the rest matched in place (one compiled pattern for every nonce, where a pattern
+    per transcript cost a compilation, about 0.1 ms, each time a transcript was read)."""
+    at = text.find(opening, pos)
+    while at >= 0:
+        match = _OPENER_REST.match(text, at + len(opening))
+        if match is not None:
+            return match
+        at = text.find(opening, at + 1)
+    return None
+
+
 def parse_transcript(text: str) -> ParsedTranscript:
     """Read back the blocks of a transcript `render_transcript` or `render_consolidation` wrote.
 
@@ -407,12 +482,12 @@ def parse_transcript(text: str) -> ParsedTranscript:
     nonce = header.group(2)
     target = int(header.group(3)) if header.group(3) else None
     marker = f"m_{nonce}"
-    opener = re.compile(rf'<{marker} n="(\d+)" role="([a-z_]+)" section="(context|content)">\n')
+    opening = f"<{marker} "
     closer = f"\n</{marker}>"
     blocks: list[TranscriptBlock] = []
     pos = header.end()
     while True:
-        match = opener.search(text, pos)
+        match = _opener(text, opening, pos)
         if match is None:
             break
         end = text.find(closer, match.end())
