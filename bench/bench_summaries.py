@@ -16,11 +16,14 @@ a. Agent spans. Spans of the Claude Code sessions (the shared corpora, else the 
    summary, whitespace folded. The ground truth is found by this script's own code, not the summarizer's.
    Then the time of one summary of a big span (a whole Claude Code session; ``agent_session(2000)``; a generated
    span of 60 steps whose outputs are about 25 KB each), median of 3.
-b. Chat facts without recall: generated chats (``chat(400, seed=1..--limit)``, their planted facts) and the
+b. Chat facts without recall: generated chats (``chat(400, seed=1..--limit/10)``, their planted facts) and the
    memorybank chats (``../shared/corpora/memorybank``; the facts: every number, date and capitalized name a user
    states after a sentence's first word), fed to a `ContextManager` with recall off (``recall_token_ratio=0``) one
    request at a time, then a last question; the share of facts present in the prepared context, next to plain
    truncation at the same window (the system prompt and the newest messages that fit). Target: >= truncation.
+   The facts, the feed and the baseline are `chainsum.testing.chat_facts`, which the memorybank test of
+   ``tests/summarize/test_chat.py`` uses too. ``--chain-depth N``: the same with ``max_summary_chain_depth=N`` (at
+   that cap the record's oldest summaries leave the context for the archive).
 """
 
 from __future__ import annotations
@@ -30,16 +33,16 @@ import json
 import re
 import statistics
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from chainsum import formats
-from chainsum.manager import ContextManager, ManagerConfig
+from chainsum.manager import ManagerConfig
 from chainsum.messages import Message, Text, ToolCall
-from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer, clip_body, render_body, render_transcript
 from chainsum.testing import corpora_root, iter_documents
+from chainsum.testing.chat_facts import contains, memorybank_chats, prepared_without_recall, stated_facts, truncated
 from chainsum.testing.coding import DIALECTS, coding_span, spans_of
 from chainsum.testing.sessions import agent_session, chat
 from chainsum.tokens import HeuristicCounter
@@ -207,82 +210,20 @@ def bench_spans(size: int, rooms: Sequence[int], limit: int) -> None:
 
 
 # b. chat facts -----------------------------------------------------------------------------------------------------
-_STATED = re.compile(
-    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December) "
-    r"\d{1,2}(?:st|nd|rd|th)?\b"
-    r"|\b\d[\d,.:/-]*\d\b|\b\d\b"
-    r"|(?<=[a-z,] )[A-Z][a-z]+(?: [A-Z][a-z]+)*"
-)
-_COMMON = frozenset("I I'm I've I'll I'd AI OK Okay Yes No Hi Hello Thanks Thank".split())
-
-
-def stated_facts(messages: Iterable[dict[str, Any]]) -> list[str]:
-    """What users state in `messages` (numbers, dates, names after a sentence's first word), each once."""
-    found: dict[str, None] = {}
-    for m in messages:
-        if m.get("role") != "user":
-            continue
-        text = re.sub(r"^\[[^\]]{1,40}\] ", "", str(m.get("content", "")))
-        for match in _STATED.finditer(text):
-            fact = match.group()
-            if fact not in _COMMON and len(fact) > 1:
-                found[fact] = None
-    return list(found)
-
-
-def contains(text: str, answer: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(answer.lower())}(?!\w)", text) is not None
-
-
-def truncated(history: list[dict[str, Any]], window: int, counter: HeuristicCounter) -> list[dict[str, Any]]:
-    canonical = formats.load(history).messages
-    total = counter.count_messages([canonical[0]])
-    keep = len(history)
-    while keep > 1 and total + counter.count_message(canonical[keep - 1]) <= window:
-        keep -= 1
-        total += counter.count_message(canonical[keep])
-    return [history[0], *history[keep:]]
-
-
-def prepared_without_recall(messages: Sequence[dict[str, Any]], window: int, question: str) -> list[Any]:
-    manager = ContextManager(
-        ManagerConfig(recall_token_ratio=0),
-        context_window=window,
-        summarizers=[ExtractiveSummarizer()],
-        archive=MemoryArchive(),
-    )
-    history: list[dict[str, Any]] = []
-    for message in messages:
-        history.append(message)
-        if message.get("role") == "user":
-            manager.prepare_sync(history)
-    history.append({"role": "user", "content": question})
-    return list(manager.prepare_sync(history).messages)
-
-
 def memorybank() -> list[list[dict[str, Any]]]:
-    root = corpora_root()
-    path = root / "memorybank" / "memory_bank_en.json" if root else None
-    if path is None or not path.is_file():
-        return []
-    chats: list[list[dict[str, Any]]] = []
-    for entry in json.loads(path.read_text(encoding="utf-8")).values():
-        out: list[dict[str, Any]] = [{"role": "system", "content": "You are an AI companion who remembers the user."}]
-        for date, exchanges in entry["history"].items():
-            for k, exchange in enumerate(exchanges):
-                out.append(
-                    {"role": "user", "content": f"[{date}] {exchange['query']}" if k == 0 else exchange["query"]}
-                )
-                out.append({"role": "assistant", "content": exchange["response"]})
-        chats.append(out)
-    return chats
+    return memorybank_chats(corpora_root())
 
 
-def bench_chat(limit: int) -> None:
+def bench_chat(limit: int, depth: int | None) -> None:
     counter = HeuristicCounter()
     question = "What do you remember about me?"
+    config = ManagerConfig(recall_token_ratio=0)
+    if depth is not None:
+        config = replace(config, max_summary_chain_depth=depth)
     print("\nb. chat facts without recall: share of facts present in the prepared context after the whole chat and a")
     print("   last question; chainsum (recall off) vs plain truncation at the same window; target >= truncation")
+    if depth is not None:
+        print(f"   (max_summary_chain_depth={depth}, not the default {ManagerConfig().max_summary_chain_depth})")
     print(f"{'chats':<24} {'window':>7} {'facts':>6} {'chainsum':>9} {'truncation':>11} {'ahead':>6} {'behind':>7}")
     cases: list[tuple[str, list[list[dict[str, Any]]], list[list[str]], list[int | float]]] = []
     generated = [chat(400, seed=s) for s in range(1, limit + 1)]
@@ -299,7 +240,7 @@ def bench_chat(limit: int) -> None:
             for messages, answers in zip(chats, facts, strict=True):
                 tokens = counter.count_messages(formats.load(messages).messages)
                 window = int(window_spec * tokens) if isinstance(window_spec, float) else window_spec
-                ours = json.dumps(prepared_without_recall(messages, window, question), default=str).lower()
+                ours = json.dumps(prepared_without_recall(messages, window, question, config), default=str).lower()
                 base = json.dumps(truncated([*messages, {"role": "user", "content": question}], window, counter))
                 base = base.lower()
                 a = sum(contains(ours, x) for x in answers)
@@ -325,13 +266,16 @@ def main() -> None:
     parser.add_argument(
         "--limit", type=int, default=30, help="a: generated spans per dialect; b: generated chats (/10)"
     )
+    parser.add_argument(
+        "--chain-depth", type=int, default=None, help="b: max_summary_chain_depth (default: the manager's)"
+    )
     args = parser.parse_args()
     parts = {p.strip() for p in args.parts.split(",")}
     started = time.perf_counter()
     if "a" in parts:
         bench_spans(args.span, [int(x) for x in args.rooms.split(",")], args.limit)
     if "b" in parts:
-        bench_chat(max(1, args.limit // 10))
+        bench_chat(max(1, args.limit // 10), args.chain_depth)
     print(f"\ntime={time.perf_counter() - started:.1f}s")
 
 

@@ -4,6 +4,10 @@ A chat summary that keeps only the start of each user message loses what was sai
 after two sentences of small talk), and one that lists every capitalized word spends its room on the assistant's
 chatter. So a user message becomes one item (`digest`): its first sentence and the sentences that state
 something checkable later, ranked by how much they state (`fact_score`).
+
+A client's tag before what a person wrote (``[2023-05-05] Hi, ...``: the session's date, a channel) is no statement
+of theirs (`split_tag`): it counts as the client's metadata, so the dates of every session of a long companion chat
+do not outrank the names and plans the person stated in them.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ from collections.abc import Sequence
 
 from ._identifiers import WINDOW, combined_matches
 
-__all__ = ["digest", "fact_score", "head_of", "names", "sentences"]
+__all__ = ["digest", "fact_score", "head_of", "names", "sentences", "split_tag"]
 
 _HEAD = 2048
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
 _NAME = re.compile(r"(?<=[a-z,;:] )[A-Z][a-z]{1,30}(?: [A-Z][a-z]{1,30}){0,3}\b")
 """A capitalized word (or run of them) inside a sentence, after a lower-case word: a name, a place, a title."""
+_TAG = re.compile(r"\[[^\[\]\n]{1,40}\] (?=\S)")
+"""A short bracketed tag opening a line with text after it; a line that is only a bracketed note ("[image]",
+"[Request interrupted by user]") is a placeholder, not a tag."""
 _NOT_NAMES = frozenset(
     "My Our Your His Her Its Their The This That These Those We You He She It They Me Us Him Them And But Or So If "
     "Then When What Where Why How Who Which An In On At To For Of With By From Also Just Please Thanks Yes No Not "
@@ -26,6 +33,15 @@ _NOT_NAMES = frozenset(
 )
 """Capitalized words that are never a name on their own: a sentence that went on without its full stop ("... went
 My cousin's dog") capitalizes them mid-sentence."""
+
+
+def split_tag(line: str) -> tuple[str, str]:
+    """A user line's leading tag (``[2023-05-05] ``, its space included) and what follows it; ``("", line)`` when the
+    line opens with none. The tag is what a client put there (the date of a memorybank session), not what the person
+    stated: its identifiers weigh like metadata, and the rest of the line is read as theirs (a line starting with
+    "[" was read as a placeholder whole, and the names stated after the tag were lost)."""
+    match = _TAG.match(line)
+    return (match.group(), line[match.end() :]) if match else ("", line)
 
 
 def sentences(line: str) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from ..tokens import HeuristicCounter
 from ._agent import AgentFacts, call_head, result_head
-from ._chat import digest, names, sentences
+from ._chat import digest, names, sentences, split_tag
 from ._identifiers import WINDOW
 from ._items import BY_TITLE, Collector, Extraction, Section, sampled_lines
 from ._transcript import parse_transcript
@@ -27,12 +27,17 @@ COUNTER = HeuristicCounter()
 
 _USER_WEIGHT = 5
 """How much an identifier a user wrote weighs (the assistant's weigh 3, tool output's 1, each plus 1 with a digit)."""
+_LISTED_WEIGHT = _USER_WEIGHT
+"""How much an identifier an earlier summary listed weighs when that summary is folded into a new one (see
+`_summary_lines`)."""
 _COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
 _OWN_LINE = re.compile(
     r"^(?:\(\d{1,12} more (?:items )?left out(?: for length)?\)"
-    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\.)$"
+    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\."
+    r"|\d{1,12} earlier message\(s\) were moved to the archive without a summary\.)$"
 )
-"""The lines a summary of ours writes about itself (its header, what it left out): never content."""
+"""The lines a summary of ours writes about itself (its header, what it left out, the header of the note standing
+for messages archived without one): never content ("message" was listed as an identifier of a chat's record)."""
 _HEADER_COUNT = re.compile(r"^State snapshot \(extractive\) of (\d{1,12}) message\(s\)\.$", re.MULTILINE)
 _CUES = re.compile(
     r"\b(?:decided|decide|decision|chose|choose|will|going to|should|must|instead|because|so that|therefore|"
@@ -64,16 +69,20 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
     for block in blocks:
         lines = block.body.split("\n")  # what `lines_of` yields, all at once (in C: it is read whole here)
         if block.role == "summary":
+            listed = _summary_lines(out, lines, where)
             for offset, line in enumerate(lines):
-                if not _OWN_LINE.match(line):
+                if offset not in listed and not _OWN_LINE.match(line):
                     out.identifiers(line, where + offset, quotes=True)
-            _summary_lines(out, lines, where)
         elif block.role == "tool":
             _tool_lines(out, agent, lines, where)
         else:
             prose = _calls(agent, lines, where) if block.role in ("assistant", "unknown") else None
             for offset, line in enumerate(lines):
                 at = where + offset
+                if block.role == "user":
+                    tag, line = split_tag(line)
+                    if tag:  # a client's tag (a session's date): metadata, not what the person stated
+                        out.identifiers(tag, at, quotes=False, weight=1)
                 code_like = line.startswith(("[tool call: ", "{", "[")) or (prose is not None and offset not in prose)
                 if code_like:
                     out.identifiers(line, at, quotes=False, weight=1)
@@ -168,17 +177,30 @@ def _tool_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], where: 
         agent.result(current[0], current[1], lines[current[2] :], where + current[2])
 
 
-def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> None:
-    """A partial summary: read our own section format back; other lines are treated as assistant prose."""
+def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> set[int]:
+    """A partial summary: read our own section format back; other lines are treated as assistant prose. Returns
+    the offsets of the lines it read as listed identifiers.
+
+    A listed identifier keeps its place: it weighs what a person's mention does (`_LISTED_WEIGHT`), and the first
+    listed reads as the most recent of them, so a summary folding this one in ranks them in the order it listed
+    them. Read as text, each weighed 2 and an identifier with a digit 3: on every fold the dates outranked the names
+    the earlier summary had listed before them, and a companion chat at a 1,000-token window ended with a record
+    listing its session dates and none of the places the user had planned to visit."""
     section: Section | None = None
     prose: list[tuple[int, str]] = []
+    listed: list[tuple[int, str]] = []
     for offset, line in enumerate(lines):
         heading = BY_TITLE.get(line.strip().lower())
         if heading is not None:
             section = heading
+        elif section == "identifiers" and line.startswith("- "):
+            listed.append((offset, line[2:]))
         elif section is not None and line.startswith("- "):
             text = _COUNT_SUFFIX.sub("", line[2:])
             out.add(section, text, where + offset, 2 if section == "files" and not text.endswith("(read)") else 1)
+            if section == "requests":  # the user's words: the names they state count as theirs (`extract`)
+                for name in names(text):
+                    out.add("identifiers", name, where + offset, _USER_WEIGHT)
         elif _OWN_LINE.match(line):
             continue
         elif line.strip():
@@ -186,4 +208,7 @@ def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> None:
             prose.append((where + offset, line))
             if _PROSE_ERROR.search(line[:WINDOW]):
                 out.add("errors", line, where + offset)
+    for (offset, _), (_, text) in zip(listed, reversed(listed), strict=True):  # the first listed as the newest
+        out.add("identifiers", text, where + offset, _LISTED_WEIGHT)
     _assistant_lines(out, prose, where)
+    return {offset for offset, _ in listed}
