@@ -56,12 +56,12 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from ..chain import is_record_message
 from ..formats._base import native
 from ..formats.langchain import from_object, to_objects
-from ..manager import ContextManager, Prepared, is_recall_message
+from ..manager import ContextManager, ObjectReader, Prepared, ToolTokens, is_recall_message
 from ..messages import Message
 from ..store import Archive, MemoryArchive
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
-from ..tokens import json_tokens
+from ..tokens import TokenCounter, json_tokens
 from ._common import make_manager, require
 from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
@@ -132,50 +132,44 @@ def _adapt(model: object) -> ModelSummarizer | None:
     return model_summarizer(model) if isinstance(model, BaseChatModel) else None
 
 
-class _Reader:
-    """LangChain objects → canonical messages, converting only objects not seen in the previous call.
+def _convert(items: Sequence[BaseMessage], i: int) -> tuple[Message]:
+    return (from_object(items[i]),)
 
-    Within one run LangGraph hands the same message objects from step to step, so each is read once; after a
-    checkpoint load they are new objects and are read again (once per ``invoke``). A seen object counts as
-    unchanged only while each of its fields is the very value it had (LangChain messages are mutable: an assigned
-    field is a new value), and the last message is always read again, as the manager reads a wire history's last
-    item again (a retried question is edited in place)."""
 
-    def __init__(self) -> None:
-        self._seen: dict[int, tuple[Any, Message, tuple[Any, ...]]] = {}
-        self.objects: dict[int, Any] = {}
-        """id(Message) → the object it was read from, for the messages of the last `read` (and `remember`)."""
+def _fields(obj: BaseMessage) -> tuple[object, ...]:
+    """What a LangChain message holds (messages are mutable: an assigned field is a new value)."""
+    return tuple(obj.__dict__.values())
 
-    def read(self, items: Sequence[Any]) -> list[Message]:
-        seen, fresh, objects = self._seen, {}, {}
-        out: list[Message] = []
-        last = len(items) - 1
-        for k, obj in enumerate(items):
-            values = tuple(obj.__dict__.values())
-            hit = seen.get(id(obj))
-            if (
-                hit is not None
-                and hit[0] is obj
-                and k != last
-                and len(hit[2]) == len(values)
-                and all(map(is_, hit[2], values))
-            ):
-                message = hit[1]
-            else:
-                message = from_object(obj)
-                if hit is not None and hit[0] is obj and message == hit[1]:
-                    message = hit[1]  # read again and unchanged: the same value, so identity checks hold
-            fresh[id(obj)] = (obj, message, values)
-            objects[id(message)] = obj
-            out.append(message)
-        self._seen, self.objects = fresh, objects
-        return out
 
-    def remember(self, pairs: Sequence[tuple[Any, Message]]) -> None:
-        """Objects this middleware wrote (a compacted state), so that reading them next costs nothing."""
-        for obj, message in pairs:
-            self._seen[id(obj)] = (obj, message, tuple(obj.__dict__.values()))
-            self.objects[id(message)] = obj
+def _key(obj: BaseMessage) -> tuple[type, str] | None:
+    """A message's id (LangGraph's ``add_messages`` gives each one): a checkpoint loads new objects, same ids."""
+    return None if obj.id is None else (type(obj), obj.id)
+
+
+def _same_fields(a: BaseMessage, b: BaseMessage) -> bool:
+    return a.__dict__ == b.__dict__
+
+
+def _reader() -> ObjectReader[BaseMessage]:
+    """LangChain objects → canonical messages, converting only objects not seen before (`ObjectReader`).
+
+    Within one run LangGraph hands the same message objects from step to step; after a checkpoint load they are new
+    objects with the same ids and fields, found by that id and compared field by field (about a tenth of converting
+    them). A message whose fields were assigned since it was read (a retried question edited in place) is read
+    again: the last one of the previous call is always compared field by field."""
+    return ObjectReader(_convert, snapshot=_fields, key=_key, same=_same_fields, recheck=1)
+
+
+def _tool_tokens(tools: Sequence[BaseTool | dict[str, Any]], counter: TokenCounter) -> int:
+    """Tokens of the tool definitions as OpenAI-style JSON schemas (what most providers are sent)."""
+    total = 0
+    for tool in tools:
+        try:
+            schema: Any = convert_to_openai_tool(tool)
+        except Exception:  # a provider-specific tool dict: its JSON is what is sent
+            schema = tool if isinstance(tool, dict) else {"name": str(getattr(tool, "name", ""))}
+        total += json_tokens(counter, schema)
+    return total
 
 
 class _Thread:
@@ -183,13 +177,13 @@ class _Thread:
 
     def __init__(self, manager: ContextManager) -> None:
         self.manager = manager
-        self.reader = _Reader()
+        self.reader = _reader()
         self.written: dict[int, tuple[Message, Any]] = {}
         """id(Message) → (Message, object) for messages the manager made (records, masked results)."""
         self.system: Message | None = None
         self.system_source: object = None
         self.reserved = 0
-        self.stash: tuple[list[Message], Sequence[Message], Message | None, int] | None = None
+        self.stash: tuple[Sequence[Message], Sequence[Message], Message | None, int] | None = None
         """State mode: (the messages ``before_model`` left in the state, the history it prepared for them, the system
         prompt and reserve it counted), so that the model call that follows reuses it instead of preparing again."""
 
@@ -243,7 +237,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The archive every thread's originals go to."""
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
         self._lock = threading.Lock()
-        self._tools: dict[int, tuple[object, int]] = {}
+        self._tools = ToolTokens(_tool_tokens)
 
     @property
     def name(self) -> str:
@@ -287,15 +281,18 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """LangChain objects for the manager's output: the caller's own object for each message it kept, a new one
         (made once, then reused) for each message the manager made. A masked result keeps the fields of its
         original that are not JSON (a tool's ``artifact`` object)."""
-        objects = thread.reader.objects
-        out: list[BaseMessage | None] = [objects.get(id(m)) for m in output]
+        reader = thread.reader
+        out: list[BaseMessage | None] = []
+        for m in output:
+            origin = reader.origin(m)
+            out.append(origin[0] if origin is not None else None)
         for k, m in enumerate(output):
             hit = thread.written.get(id(m)) if out[k] is None else None
             if hit is not None and hit[0] is m:
                 out[k] = hit[1]
         made = [k for k, obj in enumerate(out) if obj is None]
         if made:
-            originals = {o.id: o for o in objects.values() if getattr(o, "id", None) is not None}
+            originals: dict[str | None, BaseMessage] = {o.id: o for o in reader.latest if o.id is not None}
             for k, obj in zip(made, to_objects([output[k] for k in made]), strict=True):
                 odd = native(output[k].extras, "langchain").get("unjsonable")
                 original = originals.get(output[k].id)
@@ -303,7 +300,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                     obj = obj.model_copy(update={key: getattr(original, key) for key in odd})
                 out[k] = obj
         done = cast(list[BaseMessage], out)
-        thread.written = {id(m): (m, o) for m, o in zip(output, done, strict=True) if id(m) not in objects}
+        thread.written = {id(m): (m, o) for m, o in zip(output, done, strict=True) if reader.origin(m) is None}
         return done
 
     def _outside(self, thread: _Thread, request: ModelRequest[Any]) -> tuple[Message | None, int]:
@@ -314,38 +311,26 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if source is not thread.system_source:
             thread.system_source = source
             thread.system = from_object(source) if source is not None else None
-        reserved = self.reserved_tokens + (self._tool_tokens(thread.manager, request.tools) if self.count_tools else 0)
+        tools = self._tools.count(request.tools, thread.manager.counter) if self.count_tools else 0
+        reserved = self.reserved_tokens + tools
         thread.reserved = reserved
         return thread.system, reserved
 
-    def _tool_tokens(self, manager: ContextManager, tools: Sequence[BaseTool | dict[str, Any]]) -> int:
-        """Tokens of the tool definitions as OpenAI-style JSON schemas (what most providers are sent), each counted
-        once per tool object."""
-        total = 0
-        for tool in tools:
-            hit = self._tools.get(id(tool))
-            if hit is None or hit[0] is not tool:
-                try:
-                    schema: Any = convert_to_openai_tool(tool)
-                except Exception:  # a provider-specific tool dict: its JSON is what is sent
-                    schema = tool if isinstance(tool, dict) else {"name": str(getattr(tool, "name", ""))}
-                tokens = json_tokens(manager.counter, schema)
-                hit = self._tools[id(tool)] = (tool, tokens)
-            total += hit[1]
-        return total
-
     @staticmethod
-    def _kept(output: Sequence[Message]) -> list[Message]:
+    def _kept(prepared: Prepared[Any]) -> Sequence[Message]:
         """The output less its recall block (recalled originals are for one request, not for the saved state)."""
-        return [m for m in output if not is_recall_message(m)]
+        if not prepared.recalled:
+            return prepared.messages
+        return [m for m in prepared.messages if not is_recall_message(m)]
 
     def _state_update(self, thread: _Thread, read: list[Message], prepared: Prepared[Any]) -> dict[str, Any] | None:
-        kept = self._kept(prepared.messages)
+        kept = self._kept(prepared)
         thread.stash = (kept, prepared.messages, thread.system, thread.reserved)
         if _same(kept, read):
             return None
         objects = self._objects(thread, kept)
-        thread.reader.remember(list(zip(objects, kept, strict=True)))
+        for obj, message in zip(objects, kept, strict=True):
+            thread.reader.remember(obj, (message,))
         logger.debug(
             "session=<%s>, messages_before=<%d>, messages_after=<%d> | state compacted",
             thread.manager.session,
@@ -440,7 +425,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
 def _same(a: Sequence[Message], b: Sequence[Message]) -> bool:
     """The very same messages (identity: equal messages read from other objects are not the same history)."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    return a is b or (len(a) == len(b) and all(map(is_, a, b)))
 
 
 class _RequestOnly(ChainsumMiddleware):

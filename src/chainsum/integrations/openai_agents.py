@@ -65,10 +65,10 @@ from typing import Any, TypeVar, cast
 
 from ..errors import MissingDependencyError, SummarizerError
 from ..executor import check_budget
-from ..manager import ContextManager, Prepared, is_recall_text
+from ..manager import ContextManager, Prepared, ToolTokens, is_recall_text
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
-from ..tokens import json_tokens
+from ..tokens import TokenCounter, json_tokens
 from ._common import make_manager
 from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
@@ -514,11 +514,13 @@ class ChainsumInputFilter:
         self.count_tools = count_tools
         self.last: Prepared[Any] | None = None
         """What the latest call prepared."""
-        self._tools: tuple[tuple[object, ...], int] | None = None
+        self._tools = ToolTokens(_tool_tokens)
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
-        reserved = self.reserved_tokens + (self._tool_tokens(data.agent) if self.count_tools else 0)
+        agent = data.agent
+        tools = self._tools.count([*agent.tools, *agent.handoffs], self.manager.counter) if self.count_tools else 0
+        reserved = self.reserved_tokens + tools
         prepared = await self.manager.prepare(
             model_data.input, system=model_data.instructions, reserved_tokens=reserved
         )
@@ -527,25 +529,17 @@ class ChainsumInputFilter:
             input=cast(list[TResponseInputItem], list(prepared.messages)), instructions=model_data.instructions
         )
 
-    def _tool_tokens(self, agent: Agent[Any]) -> int:
-        """Tokens of the function tools' and handoffs' definitions, cached while the agent's lists hold the same
-        objects."""
-        owned = (*agent.tools, *agent.handoffs)
-        if self._tools is not None and len(self._tools[0]) == len(owned):
-            if all(a is b for a, b in zip(self._tools[0], owned, strict=True)):
-                return self._tools[1]
-        specs: list[dict[str, Any]] = []
-        for tool in owned:
-            if isinstance(tool, FunctionTool):
-                specs.append(
-                    {"name": tool.name, "description": tool.description, "parameters": tool.params_json_schema}
-                )
-            elif isinstance(tool, Handoff):
-                specs.append(
-                    {"name": tool.tool_name, "description": tool.tool_description, "parameters": tool.input_json_schema}
-                )
-            elif isinstance(tool, Agent):
-                specs.append({"name": tool.name, "description": tool.handoff_description or ""})
-        tokens = json_tokens(self.manager.counter, specs)
-        self._tools = (owned, tokens)
-        return tokens
+
+def _tool_tokens(owned: Sequence[object], counter: TokenCounter) -> int:
+    """Tokens of the function tools' and handoffs' definitions (hosted and MCP tools are not counted)."""
+    specs: list[dict[str, Any]] = []
+    for tool in owned:
+        if isinstance(tool, FunctionTool):
+            specs.append({"name": tool.name, "description": tool.description, "parameters": tool.params_json_schema})
+        elif isinstance(tool, Handoff):
+            specs.append(
+                {"name": tool.tool_name, "description": tool.tool_description, "parameters": tool.input_json_schema}
+            )
+        elif isinstance(tool, Agent):
+            specs.append({"name": tool.name, "description": tool.handoff_description or ""})
+    return json_tokens(counter, specs)

@@ -20,10 +20,10 @@ Before every model request pydantic-ai hands over its whole history (``ModelRequ
 stores what the processor returns as the run's history (``ctx.messages[:] = ...``), and sends it. This module:
 
 1. reads each message object once into canonical messages (`chainsum.formats.pydantic_ai`, through pydantic-ai's
-   own JSON); an object seen before, with the same part objects, is not read again, and the list handed back with
-   new messages is recognised by identity in C, so a request costs the conversion of what is new. Bookkeeping
-   pydantic-ai fills in after a request was sent (its instructions, run id) does not make the object new: what it
-   sends is its parts;
+   own JSON) with the shared `chainsum.manager.ObjectReader`: an object seen before, with the same part objects,
+   is not read again, and the list handed back with new messages is recognised by identity in C, so a request
+   costs the conversion of what is new. Bookkeeping pydantic-ai fills in after a request was sent (its
+   instructions, run id) does not make the object new: what it sends is its parts;
 2. calls `ContextManager.prepare` with them (the system instructions kept outside the list counted, as are the tool
    definitions): below the trigger the caller's own list comes back, untouched, and so does pydantic-ai's list;
 3. after a compaction, writes the result back as pydantic-ai objects: every wire message whose canonical messages
@@ -52,7 +52,6 @@ own ``session=`` when they share an archive.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import operator
 from collections.abc import Sequence
@@ -62,11 +61,11 @@ from typing import Any, Protocol, cast, overload, runtime_checkable
 from ..errors import MissingDependencyError, SummarizerError
 from ..formats import pydantic_ai as wire
 from ..formats._base import native
-from ..manager import ContextManager, Prepared
+from ..manager import ContextManager, ObjectReader, Prepared, ToolTokens
 from ..messages import Message
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
-from ..tokens import json_tokens
+from ..tokens import TokenCounter, json_tokens
 from ._common import make_manager
 from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
@@ -164,20 +163,16 @@ def _adapt(model: object) -> ModelSummarizer | None:
     return None
 
 
-@dataclass(slots=True)
-class _Known:
-    """A message object already read: its parts when read, and its canonical messages."""
+def _convert(items: Sequence[ModelMessage], i: int) -> tuple[Message, ...]:
+    """The canonical messages of one pydantic-ai message (through pydantic-ai's own JSON)."""
+    docs: list[Any] = ModelMessagesTypeAdapter.dump_python([items[i]], mode="json")
+    return wire.load(docs).messages
 
-    obj: ModelMessage
-    parts: list[Any]
-    messages: tuple[Message, ...]
 
-    def current(self, obj: ModelMessage) -> bool:
-        """`obj` is this object and holds the same part objects (a list compared in C, identity first)."""
-        if obj is not self.obj:
-            return False
-        parts = obj.parts
-        return (parts if isinstance(parts, list) else list(parts)) == self.parts
+def _parts(obj: ModelMessage) -> list[Any]:
+    """The part objects a message holds (pydantic-ai adds parts to its last request; what it sends is its parts)."""
+    parts = obj.parts
+    return parts if isinstance(parts, list) else list(parts)
 
 
 @runtime_checkable
@@ -202,12 +197,11 @@ class ChainsumHistory:
         self.reserved_tokens = reserved_tokens
         self.last: Prepared[Any] | None = None
         """What the latest `prepare` returned (its event, records and token counts)."""
-        self._known: dict[int, _Known] = {}
-        self._prev: list[ModelMessage] = []
-        self._prev_out: list[Message] = []
-        self._prev_ends: list[int] = []
-        """The previous list read, its canonical messages, and where each object's messages end in them."""
-        self._tools: dict[int, tuple[ToolDefinition, int]] = {}
+        self._reader: ObjectReader[ModelMessage] = ObjectReader(_convert, snapshot=_parts, recheck=_RECHECK)
+        """pydantic-ai hands over the list it was given last time (what this processor returned) plus what came
+        since, the very same objects: only the new ones and the last `_RECHECK` (whose parts are compared) are
+        looked at."""
+        self._tools = ToolTokens(_tool_tokens)
 
     # pydantic-ai's entry points ----------------------------------------------------------------------------------
     @overload
@@ -244,15 +238,13 @@ class ChainsumHistory:
         """The history to send instead of `messages` (the same list when nothing changes). `system` is the
         instructions text sent outside the history; `reserved_tokens` the tool definitions and anything else."""
         given = messages if isinstance(messages, list) else list(messages)
-        canonical = self._read(given)
+        canonical = self._reader.read(given)
         prepared = await self.manager.prepare(canonical, system=system, reserved_tokens=reserved_tokens)
         self.last = prepared
         if prepared.messages is canonical:
             return given
         out = self._write(prepared.messages)
-        if out and isinstance(out[-1], ModelRequest):
-            self._remember(out, list(prepared.messages))
-        else:
+        if not out or not isinstance(out[-1], ModelRequest):
             logger.warning(
                 "messages=<%d>, kept=<%d> | compacted history breaks pydantic-ai's rules (empty, or not ending with a "
                 "request); sending it unchanged",
@@ -263,81 +255,26 @@ class ChainsumHistory:
         return out
 
     def tool_tokens(self, tools: Sequence[ToolDefinition]) -> int:
-        """Tokens of tool definitions as a model receives them (name, description, JSON schema), each counted once
-        per definition object."""
-        total = 0
-        seen: dict[int, tuple[ToolDefinition, int]] = {}
-        for tool in tools:
-            hit = self._tools.get(id(tool))
-            if hit is None or hit[0] is not tool:
-                definition = [tool.name, tool.description, tool.parameters_json_schema]
-                hit = (tool, json_tokens(self.manager.counter, definition))
-            seen[id(tool)] = hit
-            total += hit[1]
-        self._tools = seen
-        return total
-
-    def _read(self, messages: list[ModelMessage]) -> list[Message]:
-        """Canonical messages of `messages`; objects read before are not read again (the new ones read in one
-        batch, through one call of pydantic-ai's serializer).
-
-        pydantic-ai hands over the list it was given last time (what this processor returned) plus what came since,
-        the very same objects, so the longest run of them (found in C) reuses the previous result outright, less the
-        last `_RECHECK` objects, which pydantic-ai may have changed after that request was sent (their parts are
-        compared again). When the list was rewritten instead (edited, another conversation), the table of objects
-        read is rebuilt with only what this list holds."""
-        prev = self._prev
-        flags = list(map(operator.is_, messages, prev))
-        same = flags.index(False) if False in flags else len(flags)
-        reuse = max(0, min(same, len(prev) - _RECHECK))
-        known = self._known
-        fresh = known
-        if same < len(prev) - _RECHECK:  # rewritten: keep only what this list holds
-            fresh = {id(m): known[id(m)] for m in messages[:reuse]}
-        missing: list[ModelMessage] = []
-        for m in messages[reuse:]:
-            entry = known.get(id(m))
-            if entry is not None and entry.current(m):
-                fresh[id(m)] = entry
-            else:
-                missing.append(m)
-        if missing:
-            docs: list[Any] = ModelMessagesTypeAdapter.dump_python(missing, mode="json")
-            for m, doc in zip(missing, docs, strict=True):
-                fresh[id(m)] = _Known(m, list(m.parts), wire.load([doc]).messages)
-        self._known = fresh
-        out = self._prev_out[: self._prev_ends[reuse - 1]] if reuse else []
-        ends = self._prev_ends[:reuse]
-        for m in messages[reuse:]:
-            out.extend(fresh[id(m)].messages)
-            ends.append(len(out))
-        self._remember(messages, out, ends)
-        return out
-
-    def _remember(self, messages: list[ModelMessage], canonical: list[Message], ends: list[int] | None = None) -> None:
-        """`messages` is what pydantic-ai will hand over next time (plus what comes), `canonical` its messages."""
-        if ends is None:
-            ends = list(itertools.accumulate(len(self._known[id(m)].messages) for m in messages))
-        self._prev, self._prev_out, self._prev_ends = list(messages), canonical, ends
+        """Tokens of tool definitions as a model receives them (name, description, JSON schema), counted again only
+        when the definition objects change."""
+        return self._tools.count(tools, self.manager.counter)
 
     def _write(self, messages: Sequence[Message]) -> list[ModelMessage]:
         """pydantic-ai objects for the manager's output: the caller's own object for each wire message that came
         back whole, a rebuilt one for the others (registered, so that reading it next time gives these very
         canonical messages back)."""
-        firsts = {id(k.messages[0]): k for k in self._known.values() if k.messages}
+        reader = self._reader
         out: list[ModelMessage] = []
         for segment in _segments(messages):
-            known = firsts.get(id(segment[0]))
-            if known is not None and known.messages[0] is segment[0]:
-                if len(known.messages) == len(segment) and all(
-                    a is b for a, b in zip(known.messages, segment, strict=True)
-                ):
-                    out.append(known.obj)
+            origin = reader.origin(segment[0])
+            if origin is not None and origin[1][0] is segment[0]:
+                if len(origin[1]) == len(segment) and all(map(operator.is_, origin[1], segment)):
+                    out.append(origin[0])
                     continue
             rebuilt = wire.dump_messages(segment)[0]
-            if known is not None and type(known.obj) is type(rebuilt):
-                rebuilt = replace(known.obj, parts=rebuilt.parts)  # the live object's own fields, new parts
-            self._known[id(rebuilt)] = _Known(rebuilt, list(rebuilt.parts), tuple(segment))
+            if origin is not None and type(origin[0]) is type(rebuilt):
+                rebuilt = replace(origin[0], parts=rebuilt.parts)  # the live object's own fields, new parts
+            reader.remember(rebuilt, segment)
             out.append(rebuilt)
         return out
 
@@ -349,6 +286,10 @@ class ChainsumHistory:
         if not isinstance(archive, _Expandable):
             raise TypeError(f"{type(archive).__name__} cannot expand summary records")
         return wire.dump_messages(archive.expand(summary_id))
+
+
+def _tool_tokens(tools: Sequence[ToolDefinition], counter: TokenCounter) -> int:
+    return sum(json_tokens(counter, [t.name, t.description, t.parameters_json_schema]) for t in tools)
 
 
 def _segments(messages: Sequence[Message]) -> list[list[Message]]:

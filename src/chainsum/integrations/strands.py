@@ -20,7 +20,7 @@ How it maps onto Strands (what its source does, 1.62):
   (the new user message or tool results are already in it), counts ``agent.system_prompt`` (``system=``) and the
   tool specs (``reserved_tokens=``) against the window, and when it compacts, ``agent.messages`` is replaced in
   place (Strands deep-copies it for the model right after the hooks). Below the trigger ratio nothing happens, in
-  about 0.1 ms on a 300-message history (`_Codec` reads only what is new).
+  about 0.1 ms on a 300-message history (`_reader` reads only what is new).
 - **Overflow**: Strands calls `reduce_context` with the ``ContextWindowOverflowException`` and retries the model
   call by recursing, with no bound (its issue #3338). `reduce_context` therefore always shrinks the history or
   raises. A refusal of a request the manager counted as fitting means the configured window is larger than the
@@ -73,11 +73,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MissingDependencyError, SummarizerError
 from ..formats import bedrock
-from ..manager import ContextManager, ManagerConfig, Prepared, is_recall_message
+from ..manager import ContextManager, ManagerConfig, ObjectReader, Prepared, ToolTokens, is_recall_message
 from ..messages import Message
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
-from ..tokens import json_tokens
+from ..tokens import TokenCounter, json_tokens
 from ._common import make_manager
 from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
@@ -86,8 +86,10 @@ try:
     from strands.hooks import AgentInitializedEvent, BeforeModelCallEvent, HookRegistry
     from strands.middleware import InvokeModelContext, InvokeModelStage
     from strands.models import Model
+    from strands.tools.tools import normalize_tool_spec
     from strands.types.content import Message as StrandsMessage
     from strands.types.exceptions import ContextWindowOverflowException, ModelThrottledException
+    from strands.types.tools import AgentTool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("strands-agents", "strands") from exc
 
@@ -172,7 +174,7 @@ class ChainsumConversationManager(ConversationManager):
 
     Takes `ContextManager`'s arguments (``config``, ``context_window`` or ``model``, ``summarizers``, ``archive``,
     ``session``, ``on_event``, ...; the provider defaults to ``"bedrock"``, whose rules Strands' message lists follow)
-    or a ready ``manager=``, made without ``format=``: it is given chainsum `Message`s (`_Codec`). `count_tool_specs`
+    or a ready ``manager=``, made without ``format=``: it is given chainsum `Message`s (`_reader`). `count_tool_specs`
     counts the agent's tool specs against the window (they are sent with every request). The summaries come from
     ``summarization_agent=`` (a Strands ``Agent``, whose model is called) or ``summarizer=`` (a Strands ``Model``, a
     chainsum summarizer spec string or a callable), then the extractive fallback. See the module docstring for how
@@ -206,8 +208,9 @@ class ChainsumConversationManager(ConversationManager):
         self._recall: dict[int, tuple[int, list[tuple[int, StrandsMessage]]]] = {}
         """Per agent (by id): the history length the recall block was made for, and its items with their index."""
         self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()
-        self._specs: tuple[tuple[str, ...], int] | None = None
-        self._codec = _Codec()
+        self._reader = _reader()
+        self._tools = ToolTokens(_tool_tokens)
+        self._warned = False
 
     # Strands' interface ------------------------------------------------------------------------------------------
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
@@ -219,7 +222,7 @@ class ChainsumConversationManager(ConversationManager):
 
     def apply_management(self, agent: Agent, **kwargs: Any) -> None:
         """After an invocation: compact when the history is over the trigger (nothing to do is the common case)."""
-        messages = self._codec.read(agent.messages)
+        messages = self._reader.read(agent.messages)
         prepared = self.manager.prepare_sync(
             messages, system=agent.system_prompt, reserved_tokens=self._reserved(agent)
         )
@@ -229,7 +232,7 @@ class ChainsumConversationManager(ConversationManager):
         """Compact now, whatever the ratio. With an overflow `e`, the history shrinks or `e` is raised again: never
         a return without progress, which would make Strands retry the same request forever."""
         system, reserved = agent.system_prompt, self._reserved(agent)
-        messages = self._codec.read(agent.messages)
+        messages = self._reader.read(agent.messages)
         if e is not None:
             self._learn_window(messages, system, reserved)
         before = len(agent.messages)
@@ -262,7 +265,7 @@ class ChainsumConversationManager(ConversationManager):
     # hooks -------------------------------------------------------------------------------------------------------
     async def _before_model_call(self, event: BeforeModelCallEvent) -> None:
         agent = event.agent
-        messages = self._codec.read(agent.messages)
+        messages = self._reader.read(agent.messages)
         prepared = await self.manager.prepare(
             messages, system=agent.system_prompt, reserved_tokens=self._reserved(agent)
         )
@@ -306,30 +309,76 @@ class ChainsumConversationManager(ConversationManager):
 
     # helpers -----------------------------------------------------------------------------------------------------
     def _reserved(self, agent: Agent) -> int:
-        """Tokens of the tool specs sent with every request, cached while the agent's tool names stay the same."""
-        if not self.count_tool_specs:
-            return 0
-        names = tuple(agent.tool_names)
-        if self._specs is None or self._specs[0] != names:
-            self._specs = (names, json_tokens(self.manager.counter, agent.tool_registry.get_all_tool_specs()))
-        return self._specs[1]
+        """Tokens of the tool specs sent with every request, counted again only when the agent's tools change."""
+        return self._tools.count(_tools_of(agent), self.manager.counter) if self.count_tool_specs else 0
 
     def _apply(self, agent: Agent, given: list[Message], prepared: Prepared[Any], *, recall: bool) -> bool:
         """Write what `prepare` returned for `given` into ``agent.messages`` (in place), without its recall block,
         which is kept for this request's middleware when `recall`. True when the history changed."""
         self._recall.pop(id(agent), None)
         output = prepared.messages
-        if output is given or (len(output) == len(given) and all(a is b for a, b in zip(output, given, strict=True))):
+        if output is given or (len(output) == len(given) and all(map(operator.is_, output, given))):
             return False
-        history, block = self._codec.write(output)
+        history, block = self._write(output)
         if block and recall:
             self._recall[id(agent)] = (len(history), block)
         current = agent.messages
-        if len(history) == len(current) and all(a is b for a, b in zip(history, current, strict=True)):
+        if len(history) == len(current) and all(map(operator.is_, history, current)):
             return False
         self._account(current, history)
         current[:] = history
         return True
+
+    def _write(self, output: Sequence[Message]) -> tuple[list[StrandsMessage], list[tuple[int, StrandsMessage]]]:
+        """The history as Strands dicts, and the recall block's dicts with their index in history + block.
+        `Message`s that came from one dict, in order and unchanged, become that very dict again (so the session's
+        messages stay verbatim); anything else (a summary record, masked results) is written as Bedrock dicts."""
+        reader = self._reader
+        history: list[StrandsMessage] = []
+        block: list[tuple[int, StrandsMessage]] = []
+        run: list[Message] = []
+
+        def flush() -> None:
+            if run:
+                written = self._dump(run)
+                if len(written) == len(run):  # one dict per message: read them back as these very messages
+                    for d, m in zip(written, run, strict=True):
+                        reader.remember(d, (m,))
+                history.extend(written)
+                run.clear()
+
+        i = 0
+        while i < len(output):
+            message = output[i]
+            origin = reader.origin(message)
+            if origin is not None and origin[1][0] is message and len(origin[1]) <= len(output) - i:
+                item, group = origin
+                if all(map(operator.is_, output[i : i + len(group)], group)):
+                    flush()
+                    history.append(item)
+                    i += len(group)
+                    continue
+            if is_recall_message(message):
+                flush()
+                block.append((len(history) + len(block), self._dump([message])[0]))
+            else:
+                run.append(message)
+            i += 1
+        flush()
+        return history, block
+
+    def _dump(self, messages: Sequence[Message]) -> list[StrandsMessage]:
+        if any(m.role == "system" for m in messages):
+            if not self._warned:
+                self._warned = True
+                logger.warning(
+                    "summary_role=<system> | Strands keeps its system prompt outside agent.messages; the summary "
+                    "record goes into the history as a user-role message"
+                )
+            messages = [dataclasses.replace(m, role="user") if m.role == "system" else m for m in messages]
+        wire: Any = bedrock.dump(messages)
+        items = cast(list[StrandsMessage], wire["messages"] if isinstance(wire, dict) else wire)
+        return list(items)
 
     def _account(self, old: list[StrandsMessage], new: list[StrandsMessage]) -> None:
         """Update the prefix and ``removed_message_count`` for `old` becoming `new`: the stored messages of `old`
@@ -364,119 +413,51 @@ class ChainsumConversationManager(ConversationManager):
         )
 
 
-class _Codec:
-    """Strands' message dicts as chainsum `Message`s and back, each dict converted once.
+def _convert(items: Sequence[StrandsMessage], i: int) -> tuple[Message, ...]:
+    """The messages of Strands dict ``items[i]``: a tool result message is read with the call message before it, for
+    the tools' names (an assistant dict is one message)."""
+    item = items[i]
+    if i and items[i - 1].get("role") == "assistant" and any("toolResult" in b for b in item["content"]):
+        return tuple(bedrock.load([items[i - 1], item]).messages[1:])
+    return tuple(bedrock.load([item]).messages)
+
+
+def _reader() -> ObjectReader[StrandsMessage]:
+    """Strands' message dicts as chainsum `Message`s, each dict converted once (`ObjectReader`).
 
     The manager could read Bedrock dicts itself, but it converts a Bedrock list again from its last user turn on
     every call (a tool result is named after the call before it), and a Strands turn is one prompt followed by
     every tool step of the agent's work: hundreds of messages, converted and counted again before each model call.
-    Here each dict is converted once (a tool result message with the call message before it, for the names) and
-    keeps its `Message` objects while it stays in the list, so the manager sees the same objects again, compares
-    them by identity and counts only what is new. The last dict is converted again on every call (Strands edits the
-    newest message in place: redaction, cancellation); a dict changed in place elsewhere is not seen, as with the
-    manager's own reading of a list.
+    Here each dict keeps its `Message` objects while it stays in the list, so the manager sees the same objects
+    again, compares them by identity and counts only what is new. The last dict is converted again on every call
+    (Strands edits the newest message in place: redaction, cancellation); a dict changed in place elsewhere is not
+    seen, as with the manager's own reading of a list."""
+    return ObjectReader(_convert, recheck=1, reread_last=True)
 
-    On the way back, `Message`s that came from one dict, in order and unchanged, become that very dict again (so the
-    session's messages stay verbatim); anything else (a summary record, masked results) is written as Bedrock dicts.
-    """
 
-    def __init__(self) -> None:
-        self._groups: dict[int, tuple[StrandsMessage, tuple[Message, ...]]] = {}
-        """By id of the dict: the dict (kept alive, so the id stays its) and its messages."""
-        self._origin: dict[int, tuple[StrandsMessage, tuple[Message, ...]]] = {}
-        """By id of a message of the latest `read`: its dict and that dict's messages."""
-        self._items: list[StrandsMessage] = []
-        self._messages: list[Message] = []
-        self._ends: list[int] = []
-        """Per item of the latest `read`: the number of messages up to and including its own."""
-        self._warned = False
+def _tool_tokens(tools: Sequence[AgentTool], counter: TokenCounter) -> int:
+    """Tokens of the tool specs as Strands sends them (each normalized, as its registry does)."""
+    return json_tokens(counter, [normalize_tool_spec(t.tool_spec.copy()) for t in tools])
 
-    def read(self, items: Sequence[StrandsMessage]) -> list[Message]:
-        """The messages of `items`. When `items` starts with the very dicts of the previous call (an agent's list
-        growing in place), only the previous last dict and the new ones are looked at."""
-        keep = len(self._items) - 1
-        if 0 < keep < len(items) and all(map(operator.is_, items[:keep], self._items[:keep])):
-            out, ends = self._messages[: self._ends[keep - 1]], self._ends[:keep]
-        else:
-            keep, out, ends = 0, [], []
-            self._groups = {id(d): self._groups[id(d)] for d in items if id(d) in self._groups}
-            self._origin = {}
-        last = len(items) - 1
-        for i in range(keep, len(items)):
-            item = items[i]
-            hit = self._groups.get(id(item))
-            if hit is None or hit[0] is not item or i == last:
-                group = self._convert(items, i)
-                if hit is not None and hit[0] is item and hit[1] == group:
-                    group = hit[1]  # unchanged: the same objects, so the manager's caches hold
-                self._groups[id(item)] = (item, group)
-            else:
-                group = hit[1]
-            self._origin.update((id(m), (item, group)) for m in group)
-            out.extend(group)
-            ends.append(len(out))
-        self._items, self._messages, self._ends = list(items), out, ends
-        return list(out)
 
-    @staticmethod
-    def _convert(items: Sequence[StrandsMessage], i: int) -> tuple[Message, ...]:
-        item = items[i]
-        if i and items[i - 1].get("role") == "assistant" and any("toolResult" in b for b in item["content"]):
-            return tuple(bedrock.load([items[i - 1], item]).messages[1:])  # an assistant dict is one message
-        return tuple(bedrock.load([item]).messages)
-
-    def write(self, output: Sequence[Message]) -> tuple[list[StrandsMessage], list[tuple[int, StrandsMessage]]]:
-        """The history as Strands dicts, and the recall block's dicts with their index in history + block."""
-        history: list[StrandsMessage] = []
-        block: list[tuple[int, StrandsMessage]] = []
-        run: list[Message] = []
-
-        def flush() -> None:
-            if run:
-                written = self._dump(run)
-                if len(written) == len(run):  # one dict per message: read them back as these very messages
-                    self._groups.update({id(d): (d, (m,)) for d, m in zip(written, run, strict=True)})
-                history.extend(written)
-                run.clear()
-
-        i = 0
-        while i < len(output):
-            message = output[i]
-            origin = self._origin.get(id(message))
-            if origin is not None and len(origin[1]) <= len(output) - i:
-                item, group = origin
-                if all(a is b for a, b in zip(output[i : i + len(group)], group, strict=False)):
-                    flush()
-                    history.append(item)
-                    i += len(group)
-                    continue
-            if is_recall_message(message):
-                flush()
-                block.append((len(history) + len(block), self._dump([message])[0]))
-            else:
-                run.append(message)
-            i += 1
-        flush()
-        return history, block
-
-    def _dump(self, messages: Sequence[Message]) -> list[StrandsMessage]:
-        if any(m.role == "system" for m in messages):
-            if not self._warned:
-                self._warned = True
-                logger.warning(
-                    "summary_role=<system> | Strands keeps its system prompt outside agent.messages; the summary "
-                    "record goes into the history as a user-role message"
-                )
-            messages = [dataclasses.replace(m, role="user") if m.role == "system" else m for m in messages]
-        wire: Any = bedrock.dump(messages)
-        items = cast(list[StrandsMessage], wire["messages"] if isinstance(wire, dict) else wire)
-        return list(items)
+def _tools_of(agent: Agent) -> list[AgentTool]:
+    """The agent's tools, in the order its registry lists their specs (registered, then dynamic ones not shadowed);
+    read from the registry's dicts, not ``agent.tool_names``, which normalizes and validates every spec."""
+    registry = agent.tool_registry
+    tools = list(registry.registry.values())
+    if registry.dynamic_tools:
+        tools.extend(t for name, t in registry.dynamic_tools.items() if name not in registry.registry)
+    return tools
 
 
 def _merge_user_turns(messages: list[StrandsMessage]) -> list[StrandsMessage]:
     """`messages` with each run of adjacent user messages that hold no tool results merged into one (Bedrock
     refuses two user turns in a row, and a turn mixing tool results with other blocks, so runs that include tool
-    results are left alone: chainsum never puts text next to them). `messages` itself when there is no such run."""
+    results are left alone: chainsum never puts text next to them). `messages` itself when there is no such run
+    (two equal roles in a row looked for in C first: a request without any costs one pass over the roles)."""
+    roles = [m["role"] for m in messages]
+    if True not in map(operator.eq, roles, roles[1:]):
+        return messages
     out: list[StrandsMessage] | None = None
     for i, message in enumerate(messages):
         previous = None if not i else out[-1] if out is not None else messages[i - 1]

@@ -1,6 +1,7 @@
 """The context manager layer: `ContextManager` (call `prepare` before every model request), its configuration and
 the `CompactionSettings` built from it, `compact_document` (what ``chainsum compact`` does, as a call), events,
-context windows, recall, session replay, and `PhaseTimes` (where the time of `prepare` goes).
+context windows, recall, session replay, `PhaseTimes` (where the time of `prepare` goes), and `ObjectReader` /
+`ToolTokens`, through which every framework integration reads its framework's messages and tools incrementally.
 
 The modules of this package are private (``_name.py``); every other package, the benchmarks and the tests of other
 layers import only the names below (``tests/test_layers.py`` holds them to it)."""
@@ -25,6 +26,7 @@ from ._events import (
 from ._manager import ContextManager, Prepared
 from ._policy import SessionState
 from ._profile import PHASES, Phase, PhaseTime, PhaseTimes
+from ._reader import ObjectReader, ToolTokens
 from ._recall import RecallTool, is_recall_message, is_recall_text
 from ._replay import CountingSummarizer, Prices, ReplayReport, TurnReport, replay, replay_sync, request_indices
 from ._summarizers import AnySummarizer
@@ -48,6 +50,7 @@ __all__ = [
     "EventCallback",
     "ManagerConfig",
     "ManagerEvent",
+    "ObjectReader",
     "Phase",
     "PhaseTime",
     "PhaseTimes",
@@ -59,6 +62,7 @@ __all__ = [
     "SummarizationEvent",
     "SummarizationFailedEvent",
     "SummarizationReason",
+    "ToolTokens",
     "TurnReport",
     "UnknownModelError",
     "WindowExceededEvent",

@@ -1,0 +1,209 @@
+"""The integrations' incremental reader: a framework's message objects to canonical messages, each converted once.
+
+An agent framework hands its whole history to its hook before every model call, as the very objects of the call
+before plus one or two new ones (LangGraph's state, pydantic-ai's history, Strands' ``agent.messages``). Converting
+all of them again on every call costs more than the rest of a request with nothing to compact, so each integration
+keeps only its framework's conversion function and reads through `ObjectReader`:
+
+- a list that starts with the very objects of the previous read (checked in C) reuses that read's messages outright,
+  less its last `recheck` objects, which the framework may have edited in place since (pydantic-ai records what it
+  sent on its last request, Strands redacts or cancels its newest message): those are looked at again;
+- any other object is looked up by identity (its `snapshot`, when the integration gives one, must also be what it
+  was), then, in a list that is not the previous one grown, when the framework copies objects (LangGraph loads a
+  checkpoint as new objects on every ``invoke``), by a cheap content `key` confirmed by `same`; only what none of
+  these finds is converted;
+- the last object is converted again on every read when `reread_last` (a retried question is often edited in place,
+  as the manager reads a wire history's last item again); a message read again and equal keeps its old objects, so
+  the manager's identity-keyed caches (token counts, fingerprints) hold;
+- what the reader holds is what the latest list holds (plus what the integration wrote with `remember` since), so a
+  long session whose framework drops or replaces objects does not grow it.
+
+An object edited in place deep inside the list (not among the last `recheck`) is not seen, as with the manager's own
+reading of a list: frameworks replace what they change (LangGraph's ``add_messages`` swaps the object by its id).
+
+`ToolTokens` is the other thing every integration needs per request: the tokens of the tool definitions sent with it,
+counted again only when the tool objects (or the counter) change.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from ..messages import Message
+from ..tokens import TokenCounter
+
+__all__ = ["ObjectReader", "ToolTokens"]
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class _Entry(Generic[T]):
+    """An object read: the object itself (kept alive, so that its id stays its own), what `snapshot` gave when it
+    was read, and its canonical messages."""
+
+    obj: T
+    snapshot: object
+    messages: tuple[Message, ...]
+
+
+class ObjectReader(Generic[T]):
+    """Framework message objects to canonical messages by object identity (see the module docstring).
+
+    `convert(items, i)` gives the messages of ``items[i]`` (the list is there for conversions that need the item
+    before: a Bedrock tool result is named after the call it answers). `snapshot(obj)`, when given, is a cheap value
+    compared with ``==`` to tell an object edited in place from the one read (LangChain's field values, pydantic-ai's
+    parts list). `key(obj)` / `same(a, b)`, when given, find an equal copy of an object read before (None: no key)."""
+
+    def __init__(
+        self,
+        convert: Callable[[Sequence[T], int], Sequence[Message]],
+        *,
+        snapshot: Callable[[T], object] | None = None,
+        key: Callable[[T], Hashable | None] | None = None,
+        same: Callable[[T, T], bool] = operator.eq,
+        recheck: int = 1,
+        reread_last: bool = False,
+    ) -> None:
+        self._convert = convert
+        self._snapshot = snapshot
+        self._key = key
+        self._same = same
+        self._recheck = max(0, recheck)
+        self._reread_last = reread_last
+        self._entries: dict[int, _Entry[T]] = {}
+        """By id of the object: the objects of the latest list, and those `remember`ed since."""
+        self._items: list[T] = []
+        self._messages: list[Message] = []
+        self._ends: list[int] = []
+        """The latest list, its messages, and per object the number of messages up to and including its own."""
+        self._origins: dict[int, _Entry[T]] | None = None
+        """By id of a message: the entry it belongs to (made on demand after a read: only writing needs it)."""
+        self.converted = 0
+        """How many objects the latest `read` converted (the others were known)."""
+
+    def __len__(self) -> int:
+        """The objects held (those of the latest list and any `remember`ed since)."""
+        return len(self._entries)
+
+    @property
+    def latest(self) -> Sequence[T]:
+        """The objects of the latest read, in order."""
+        return self._items
+
+    def read(self, items: Sequence[T]) -> list[Message]:
+        """The canonical messages of `items`, in order (a new list, the caller's to keep)."""
+        prev = self._items
+        if all(map(operator.is_, items, prev)):  # stops at the shorter list, in C
+            same = min(len(prev), len(items))
+        else:
+            same = 0
+            while items[same] is prev[same]:
+                same += 1
+        reuse = min(same, len(prev) - self._recheck)
+        entries = self._entries
+        tail: dict[int, _Entry[T]] = {}
+        if reuse <= 0 or reuse < len(prev) - self._recheck:
+            # a new or rewritten list: keep only what it holds, found by identity or content below
+            reuse = max(0, reuse)
+            fresh = {id(o): entries[id(o)] for o in prev[:reuse]}
+            out: list[Message] = []
+            ends: list[int] = []
+            if reuse:
+                out.extend(self._messages[: self._ends[reuse - 1]])
+                ends.extend(self._ends[:reuse])
+        else:
+            # the previous list, grown: its objects past the reused part are looked at again (and dropped when this
+            # list no longer holds them)
+            fresh = entries
+            for o in prev[reuse:]:
+                hit = fresh.pop(id(o), None)
+                if hit is not None:
+                    tail[id(o)] = hit
+            out, ends = self._messages, self._ends
+            del out[ends[reuse - 1] :]
+            del ends[reuse:]
+        by_key: dict[Hashable, _Entry[T]] | None = None
+        snapshot, last, converted = self._snapshot, len(items) - 1, 0
+        key = self._key if fresh is not entries else None  # a grown list's new objects are new, not copies
+        for i in range(reuse, len(items)):
+            obj = items[i]
+            entry = tail.get(id(obj)) or entries.get(id(obj))
+            if entry is not None and entry.obj is not obj:
+                entry = None
+            shot = snapshot(obj) if snapshot is not None else None
+            if entry is not None and snapshot is not None and entry.snapshot != shot:
+                entry = None
+            if entry is None and key is not None:
+                k = key(obj)
+                if k is not None:
+                    if by_key is None:
+                        by_key = self._by_key([*entries.values(), *tail.values()])
+                    found = by_key.get(k)
+                    if found is not None and self._same(found.obj, obj):
+                        entry = _Entry(obj, shot, found.messages)
+            if entry is None or (i == last and self._reread_last):
+                messages = tuple(self._convert(items, i))
+                converted += 1
+                if entry is not None and messages == entry.messages:
+                    messages = entry.messages  # read again and unchanged: the same objects, so identity checks hold
+                entry = _Entry(obj, shot, messages)
+            fresh[id(obj)] = entry
+            out.extend(entry.messages)
+            ends.append(len(out))
+        self._entries, self._items = fresh, list(items)
+        self._messages, self._ends, self._origins = out, ends, None
+        self.converted = converted
+        return list(out)
+
+    def _by_key(self, entries: Sequence[_Entry[T]]) -> dict[Hashable, _Entry[T]]:
+        """The entries by content key (made once per read, at its first object not known by identity)."""
+        key = self._key
+        assert key is not None
+        out: dict[Hashable, _Entry[T]] = {}
+        for entry in entries:
+            k = key(entry.obj)
+            if k is not None:
+                out[k] = entry
+        return out
+
+    def remember(self, obj: T, messages: Sequence[Message]) -> None:
+        """An object the integration wrote (a compacted history handed back to the framework) and the messages it
+        stands for, so that reading it next costs nothing."""
+        shot = self._snapshot(obj) if self._snapshot is not None else None
+        self._entries[id(obj)] = _Entry(obj, shot, tuple(messages))
+        self._origins = None
+
+    def origin(self, message: Message) -> tuple[T, tuple[Message, ...]] | None:
+        """The object of the latest read (or `remember`ed) that `message` came from, with all of its messages; None
+        for a message no object gave (a summary record, a masked result)."""
+        origins = self._origins
+        if origins is None:
+            origins = self._origins = {id(m): e for e in self._entries.values() for m in e.messages}
+        entry = origins.get(id(message))  # an entry keeps its messages alive: an id found is that message's
+        return None if entry is None else (entry.obj, entry.messages)
+
+
+class ToolTokens:
+    """Tokens of the tool definitions a request carries, counted again only when the tool objects or the counter
+    change (frameworks send the same tool objects with every request, and serializing their schemas costs more than
+    the rest of a request with nothing to compact).
+
+    `measure(tools, counter)` counts a list of tool objects (each integration its framework's definitions)."""
+
+    def __init__(self, measure: Callable[[Sequence[Any], TokenCounter], int]) -> None:
+        self._measure = measure
+        self._tools: list[Any] = []
+        self._counter: TokenCounter | None = None
+        self._tokens = 0
+
+    def count(self, tools: Sequence[Any], counter: TokenCounter) -> int:
+        """The tokens of `tools` (the very objects as last time: the count of last time)."""
+        if counter is self._counter and len(tools) == len(self._tools) and all(map(operator.is_, tools, self._tools)):
+            return self._tokens
+        tokens = self._measure(tools, counter)
+        self._tools, self._counter, self._tokens = list(tools), counter, tokens
+        return tokens

@@ -1,0 +1,147 @@
+"""`ObjectReader` and `ToolTokens`: each object converted once while it stays, what changed read again, nothing kept
+for objects the framework let go, the tool count made again only when the tools change."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from chainsum.manager import ObjectReader, ToolTokens
+from chainsum.messages import Message
+from chainsum.tokens import HeuristicCounter, TokenCounter
+
+
+@dataclass(eq=False)
+class Item:
+    """A framework's mutable message object (compared by identity, as LangChain's or Strands' are not)."""
+
+    text: str
+    id: str | None = None
+    parts: list[str] = field(default_factory=list[str])
+
+
+@dataclass
+class Converter:
+    calls: list[str] = field(default_factory=list[str])
+
+    def __call__(self, items: Sequence[Item], i: int) -> tuple[Message, ...]:
+        self.calls.append(items[i].text)
+        return (Message.of("user", items[i].text),)
+
+
+def _texts(messages: Sequence[Message]) -> list[str]:
+    return [m.text for m in messages]
+
+
+def test_a_grown_list_converts_only_the_new_objects_and_keeps_the_message_objects() -> None:
+    convert = Converter()
+    reader = ObjectReader(convert)
+    items = [Item(f"m{k}") for k in range(5)]
+    first = reader.read(items)
+    assert convert.calls == ["m0", "m1", "m2", "m3", "m4"] and reader.converted == 5
+    items = [*items, Item("m5"), Item("m6")]  # a new list, the same objects plus new ones
+    second = reader.read(items)
+    assert convert.calls[5:] == ["m5", "m6"] and reader.converted == 2
+    assert all(a is b for a, b in zip(first, second[:5], strict=True))
+    assert _texts(second) == [f"m{k}" for k in range(7)]
+    assert second is not reader.read(items)  # the caller's own list each time
+
+
+def test_the_last_object_is_read_again_when_asked_and_an_equal_result_keeps_its_objects() -> None:
+    convert = Converter()
+    reader = ObjectReader(convert, reread_last=True)
+    items = [Item("a"), Item("b")]
+    first = reader.read(items)
+    again = reader.read(items)
+    assert convert.calls == ["a", "b", "b"]
+    assert again[1] is first[1]  # converted again, equal: the old message object
+    items[1].text = "b, edited in place"
+    edited = reader.read(items)
+    assert edited[0] is first[0] and edited[1].text == "b, edited in place"
+
+
+def test_a_replaced_or_edited_object_is_read_again() -> None:
+    convert = Converter()
+    reader = ObjectReader(convert, snapshot=lambda item: list(item.parts), recheck=2)
+    items = [Item(f"m{k}") for k in range(6)]
+    reader.read(items)
+    items[2] = Item("new m2")  # replaced: a new object at an old place
+    out = reader.read(items)
+    assert convert.calls[6:] == ["new m2"] and _texts(out)[2] == "new m2"
+    items[5].parts.append("a part pydantic-ai added after sending")  # within `recheck` of the end: seen
+    items[5].text = "m5 with a part"
+    out = reader.read(items)
+    assert convert.calls[7:] == ["m5 with a part"] and _texts(out)[5] == "m5 with a part"
+
+
+def test_an_order_change_reads_by_identity_without_converting() -> None:
+    convert = Converter()
+    reader = ObjectReader(convert)
+    items = [Item(f"m{k}") for k in range(5)]
+    before = reader.read(items)
+    moved = [items[3], items[0], items[4], items[1], items[2]]
+    after = reader.read(moved)
+    assert reader.converted == 0 and len(convert.calls) == 5
+    assert [id(m) for m in after] == [id(before[k]) for k in (3, 0, 4, 1, 2)]
+
+
+def test_copies_are_found_by_their_content_key_in_a_rewritten_list() -> None:
+    convert = Converter()
+    reader = ObjectReader(convert, key=lambda item: item.id, same=lambda a, b: a.text == b.text)
+    items = [Item(f"m{k}", id=f"id{k}") for k in range(4)]
+    before = reader.read(items)
+    copies = [Item(i.text, id=i.id) for i in items]  # a checkpoint loaded: new objects, same ids and content
+    copies[1].text = "changed"
+    after = reader.read(copies)
+    assert convert.calls[4:] == ["changed"]  # the copy whose content differs is converted, the others are not
+    assert [after[k] is before[k] for k in range(4)] == [True, False, True, True]
+
+
+def test_what_the_framework_lets_go_is_not_kept() -> None:
+    reader = ObjectReader(Converter())
+    old = [Item(f"old{k}") for k in range(50)]
+    watch = weakref.ref(old[0])
+    reader.read(old)
+    new = [Item(f"new{k}") for k in range(10)]
+    reader.read(new)
+    assert len(reader) == 10
+    del old
+    gc.collect()
+    assert watch() is None
+    for step in range(30):  # a list that keeps growing while its last object is replaced each time
+        new = [*new[:-1], Item(f"last{step}"), Item(f"grown{step}")]
+        reader.read(new)
+        assert len(reader) == len(new)
+
+
+def test_remembered_objects_read_as_their_messages_and_give_their_origin() -> None:
+    convert = Converter()
+    reader = ObjectReader(convert)
+    items = [Item("a"), Item("b")]
+    messages = reader.read(items)
+    assert reader.origin(messages[1]) == (items[1], (messages[1],))
+    record = Message.of("user", "a summary")
+    assert reader.origin(record) is None
+    written = Item("the summary, as the framework's object")
+    reader.remember(written, (record,))
+    out = reader.read([written, items[1]])
+    assert out[0] is record and out[1] is messages[1] and reader.converted == 0
+    assert reader.origin(record) == (written, (record,))
+
+
+def test_tool_tokens_count_again_only_for_other_tools_or_another_counter() -> None:
+    measured: list[int] = []
+
+    def measure(tools: Sequence[object], counter: TokenCounter) -> int:
+        measured.append(len(tools))
+        return sum(counter.count_text(str(t)) for t in tools)
+
+    tools = ToolTokens(measure)
+    a, b = {"name": "read", "description": "Read a file."}, {"name": "bash", "description": "Run a command."}
+    counter = HeuristicCounter()
+    first = tools.count([a, b], counter)
+    assert first > 0 and tools.count([a, b], counter) == first and measured == [2]
+    assert tools.count([a], counter) < first and measured == [2, 1]
+    assert tools.count([a], HeuristicCounter()) and measured == [2, 1, 1]
