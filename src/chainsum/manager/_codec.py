@@ -257,6 +257,39 @@ class Codec:
                     break
         return message_at + same
 
+    def rereads_little(self, items: Sequence[object], *, max_items: int, max_chars: int) -> bool:
+        """Whether `read(items)` provably converts at most `max_items` items of at most `max_chars` characters (of
+        their strings and keys, a node counting one): `items` extend the wire items last read, all of those but the
+        last unchanged (compared by value, in C), and little follows the first item `read` may convert again (the
+        last one read, or in the restarting formats the last turn start before it). False for anything else (no
+        items read yet, `Message` objects, a shorter or edited history), whose reading may cost up to the whole
+        history. What a caller asks before reading where only bounded work may run (`ContextManager.prepare_quiet`);
+        it changes nothing."""
+        n_old = len(self.items)
+        fmt = self.format
+        if not n_old or len(items) < n_old or fmt is None or fmt == "messages":
+            return False
+        head = items[: n_old - 1] if isinstance(items, list) else list(items[: n_old - 1])
+        if head != self.items[: n_old - 1]:
+            return False
+        start = n_old - 1
+        if fmt not in _LOCAL:  # the conversion may restart at the last turn start before the item last read
+            starts = _is_turn_start(fmt)
+            floor = max(0, len(items) - max_items)
+            while start > 0 and not starts(items[start - 1]):
+                start -= 1
+                if start < floor:
+                    return False
+            start = max(0, start - 1)
+        if len(items) - start > max_items:
+            return False
+        budget = max_chars
+        for item in items[start:]:
+            budget = _chars_within(item, budget)
+            if budget < 0:
+                return False
+        return True
+
     # writing ------------------------------------------------------------------------------------------------------
     def write(self, messages: Sequence[Message]) -> list[Any]:
         """`messages` in the caller's kind (wire dicts, or the messages themselves)."""
@@ -297,3 +330,22 @@ class Codec:
         if message_index == 0 or self.src[message_index - 1] != here:
             return here
         return None
+
+
+def _chars_within(value: object, budget: int) -> int:
+    """`budget` less the characters of `value`'s strings and keys (a node counts one), stopping as soon as it is
+    spent (negative): the walk is bounded by `budget`, however large `value` is."""
+    if isinstance(value, str):
+        return budget - len(value) - 1
+    budget -= 1
+    if isinstance(value, Mapping):
+        for key, inner in cast(Mapping[object, object], value).items():
+            if budget < 0:
+                return budget
+            budget = _chars_within(inner, budget - (len(key) if isinstance(key, str) else 1))
+    elif isinstance(value, list | tuple):
+        for inner in cast(Sequence[object], value):
+            if budget < 0:
+                return budget
+            budget = _chars_within(inner, budget)
+    return budget

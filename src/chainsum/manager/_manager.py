@@ -149,6 +149,13 @@ _SEPARATE_SYSTEM = frozenset({"anthropic", "gemini", "bedrock"})
 """Live formats whose system prompt is a separate request field, not a message of the list."""
 
 
+QUIET_ITEMS = 16
+"""`ContextManager.prepare_quiet`: at most this many items read anew (an agent step adds two or three)."""
+QUIET_CHARS = 262_144
+"""`ContextManager.prepare_quiet`: at most this many characters read anew (a tool step of up to about 250 KB):
+about a millisecond of reading and counting at most."""
+
+
 class ContextManager:
     """Keeps one session's history inside the model's context window. See the module docstring."""
 
@@ -535,6 +542,49 @@ class ContextManager:
                 if profile is not None:
                     profile.lap("events")
             return prepared
+        finally:
+            if profile is not None:
+                profile.stop()
+
+    def prepare_quiet(
+        self,
+        messages: Sequence[Any],
+        *,
+        system: object = None,
+        reserved_tokens: int = 0,
+        outside_cache_marks: int = 0,
+        max_items: int = QUIET_ITEMS,
+        max_chars: int = QUIET_CHARS,
+    ) -> Prepared[Any] | None:
+        """`prepare`'s answer when it is provably quick and made in memory alone, else None: then call `prepare`.
+
+        For a caller that runs `prepare` off its event loop (``chainsum serve``: a worker thread) and would rather
+        answer the common request where it arrives, the hop costing about as much as the work. Quick and in memory
+        means: the session's state was read already, nothing of it is archived or pinned and its trigger is armed
+        (so no store read or write); the counter adds message counts up; `messages` extend the previous call's, and
+        what is read anew is at most `max_items` items of `max_chars` characters (`Codec.rereads_little`: the rest
+        is compared in C, so the reading does not grow with the history beyond that); no compaction is due and the
+        request fits the window (those need a summarizer, the archive, an event). A None leaves nothing that
+        `prepare` would not do again alike: the items read are read again as unchanged."""
+        state = self._state
+        if (
+            state is None
+            or not self._additive
+            or not state.armed
+            or state.archived
+            or state.recall
+            or state.view is not None
+            or not self._view.empty
+            or not self._codec.rereads_little(messages, max_items=max_items, max_chars=max_chars)
+        ):
+            return None
+        if (profile := self.profile) is not None:
+            profile.start()
+        try:
+            frame, reason = self._start(messages, system, reserved_tokens, False, outside_cache_marks)
+            if reason is not None or frame.request_tokens > self.window:
+                return None
+            return self._prepared(frame, None, ())
         finally:
             if profile is not None:
                 profile.stop()

@@ -22,11 +22,13 @@ from fastapi.responses import JSONResponse
 from ..manager import AnySummarizer
 from ..store import SQLiteStore, SqlStore
 from ..tokens import HeuristicCounter, TokenCounter
-from ._access import HostGuard, closed_by_default, redact_access_log
+from ._access import closed_by_default, redact_access_log
 from ._api import api, open_routes
 from ._errors import ProxyError, api_error, provider_error
+from ._front import FrontDoor
 from ._hub import EventHub
 from ._metrics import Metrics
+from ._proxy import direct as proxy_direct
 from ._proxy import routes as proxy_routes
 from ._sessions import Sessions
 from ._settings import ServerSettings
@@ -161,7 +163,8 @@ def create_app(
         where = ".".join(str(p) for p in loc if p not in ("query", "path", "body"))
         return api_error(400, f"{where or 'request'}: {first.get('msg', 'invalid')}", where or None)
 
-    app.add_middleware(HostGuard, settings=settings)  # Host, Origin, cross-site checks: `_access`
+    # Host, Origin, cross-site checks (`_access`), and the chat routes answered right behind them (`_front`)
+    app.add_middleware(FrontDoor, settings=settings, direct=proxy_direct)
     redact_access_log()
     app.router.routes.extend(proxy_routes)
     app.include_router(api)

@@ -26,6 +26,11 @@ class Metrics:
             ["route", "reason"],
             registry=r,
         )
+        self.inline = Counter(
+            "chainsum_prepared_inline",
+            "Requests prepared on the event loop: nothing to do, provably quick (the others go to a worker thread)",
+            registry=r,
+        )
         self.compactions = Counter("chainsum_compactions", "Compactions applied", ["reason"], registry=r)
         self.failures = Counter("chainsum_summarization_failures", "Summarizations that failed open", registry=r)
         self.summarizer_calls = Counter("chainsum_summarizer_calls", "Summarizer calls", registry=r)

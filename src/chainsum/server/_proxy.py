@@ -34,14 +34,15 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window, count_marks
-from ..tokens import json_tokens
+from ..tokens import CalibratedCounter, TokenCounter, json_tokens
 from ._errors import Dialect, ProxyError, provider_error
 from ._identity import session_key
 from ._passthrough import DETAIL_HEADER, HEADER, UnreadableHistory, header_value
+from ._sessions import Live
 from ._state import AppState, state_of
 from ._upstream import UpstreamError, client_headers, upstream_headers
 
-__all__ = ["routes"]
+__all__ = ["direct", "routes"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,10 +118,24 @@ def _window(headers: Mapping[str, str], state: AppState, model: str) -> int | No
         return None
 
 
-def _reserve(body: Mapping[str, Any], window: int, state: AppState) -> int:
-    """Tokens the request needs beyond its history: its tool definitions, and the answer it asks room for (at
-    most a quarter of the window: a client asking for the whole window still gets a history)."""
-    reserved = json_tokens(state.counter, body.get("tools"))
+def _tool_facts(live: Live, tools: object, counter: TokenCounter, dialect: Dialect) -> tuple[int, int]:
+    """The tokens of the request's tool definitions, and how many of their blocks carry ``cache_control`` (they
+    count towards Anthropic's 4 with the ones the manager may add): counted once for as long as the session's
+    client sends the same definitions (`Live.tools`). A `CalibratedCounter`'s count moves with its factor, so it is
+    asked each time (it remembers its base count itself)."""
+    known = live.tools
+    if known is not None and known[0] == tools:
+        tokens = json_tokens(counter, tools) if isinstance(counter, CalibratedCounter) else known[1]
+        return tokens, known[2]
+    facts = json_tokens(counter, tools), count_marks(tools) if dialect == "anthropic" else 0
+    live.tools = (tools, *facts)
+    return facts
+
+
+def _reserve(body: Mapping[str, Any], window: int, tool_tokens: int) -> int:
+    """Tokens the request needs beyond its history: its tool definitions (`tool_tokens`), and the answer it asks
+    room for (at most a quarter of the window: a client asking for the whole window still gets a history)."""
+    reserved = tool_tokens
     for name in ("max_completion_tokens", "max_tokens", "max_output_tokens"):
         value = body.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
@@ -222,11 +237,10 @@ async def _prepare(
     model = body.get("model")
     live.model = model if isinstance(model, str) else ""
     extra["X-Chainsum-Session"] = live.key.id  # an older version's id, for a session it stored
-    # the tools' cache_control blocks count towards Anthropic's 4 with the ones the manager may add
-    marks = count_marks(body.get("tools")) if route.dialect == "anthropic" else 0
+    tool_tokens, marks = _tool_facts(live, body.get("tools"), state.counter, route.dialect)
     try:
         prepared = await state.sessions.prepare(
-            live, history, system=system, reserved=_reserve(body, window, state), marks=marks
+            live, history, system=system, reserved=_reserve(body, window, tool_tokens), marks=marks
         )
     except UnreadableHistory as exc:
         state.sessions.passthrough(key.id, route.name, "unreadable-history", exc.detail)
@@ -348,3 +362,7 @@ routes = [
 """Plain Starlette routes, not FastAPI's: a proxy route takes the raw request and answers with raw bytes, so
 FastAPI's per-request work (solving dependencies, validating a response model) would be spent for nothing, and
 it is a measurable part of what the proxy adds to a request."""
+
+direct = {"/v1/chat/completions": chat_completions, "/v1/messages": messages, "/v1/responses": responses}
+"""The chat routes by path, for `_front.FrontDoor`, which answers their POSTs without the app's router (the routes
+above serve the same paths for anything it passes on)."""

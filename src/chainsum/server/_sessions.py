@@ -5,9 +5,11 @@ while the first attempt is being prepared waits for it instead of racing it). Th
 the store, so any process serving the session next continues from it; the store's session lease makes one of
 several processes summarize while the others wait and take its result.
 
-Each preparation runs on a worker thread (`_offload.Offload`), never on the event loop: the manager's reading,
-store calls, a wait for another instance's lock and a long compaction hold up only their own session's request.
-Its events come back to the loop (`Offload.at_home`) to be published, and the session's figures are set there.
+Each preparation that may call the store, wait or compact runs on a worker thread (`_offload.Offload`), never on
+the event loop: the manager's reading, store calls, a wait for another instance's lock and a long compaction hold
+up only their own session's request. Its events come back to the loop (`Offload.at_home`) to be published, and the
+session's figures are set there. The common request, one more step of a session far from compacting, is prepared
+on the loop instead (`Sessions._quiet`): provably quick and in memory alone, it costs about what the hop would.
 
 The session directory (`chainsum.store.SessionDirectory`) is written in the background, at most once a second per
 session plus at every compaction: the tokens in use, the window, the compactions, and a snapshot of the context the
@@ -110,6 +112,9 @@ class Live:
     last_system: object = None
     last_reserved: int = 0
     last_marks: int = 0
+    tools: tuple[object, int, int] | None = None
+    """The tool definitions of the last request, their tokens and their ``cache_control`` marks: a client sends
+    the same ones every time (Claude Code's are 80 KB), and comparing them (in C) costs a tenth of counting them."""
     sent: Sequence[Any] | None = None
     """The history of the request last sent upstream, in the route's format: the manager's output (records,
     recall blocks, masked and clipped results as they went), or the client's own items when they went unchanged.
@@ -300,7 +305,9 @@ class Sessions:
                 )
 
             try:
-                prepared = await self._offload.run(work)
+                prepared = None if force or not live.taken_up else self._quiet(live, items, system, reserved, marks)
+                if prepared is None:
+                    prepared = await self._offload.run(work)
             except FormatError as exc:
                 # a manual compaction runs on the last history that could be read
                 live.last_items, live.last_system, live.last_reserved, live.last_marks = last
@@ -322,6 +329,19 @@ class Sessions:
                 live.compactions += 1
             self._maybe_touch(live, urgent=prepared.changed or live.touched_at == 0.0)
             return prepared
+
+    def _quiet(
+        self, live: Live, items: Sequence[Any], system: object, reserved: int, marks: int
+    ) -> Prepared[Any] | None:
+        """The preparation made here, on the event loop, when it is provably quick and in memory alone
+        (`ContextManager.prepare_quiet`: a session far from compacting, whose request adds a step to the last one);
+        None sends it to a worker. The hop to a worker and back costs about as much as such a preparation, and
+        nearly every request of a session is one; what the loop does is bounded by what the request adds (the rest
+        of the history is compared in C, as the body was parsed), never by a store call or a compaction."""
+        prepared = live.manager.prepare_quiet(items, system=system, reserved_tokens=reserved, outside_cache_marks=marks)
+        if prepared is not None:
+            self.metrics.inline.inc()
+        return prepared
 
     def _take_up(self, live: Live) -> None:
         """Read what the store keeps of a session new to this entry (store reads: on the worker, see `prepare`)."""
