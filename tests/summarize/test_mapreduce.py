@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +21,7 @@ from chainsum.summarize import (
     truncate_to_tokens,
 )
 from chainsum.testing.scripted import ScriptedSummarizer
+from chainsum.tokens import HeuristicCounter
 
 MESSAGES = [
     Message.of("user" if i % 2 == 0 else "assistant", f"step {i} edits src/mod_{i}.py; " + "lorem ipsum " * 40)
@@ -177,3 +178,42 @@ def test_max_chunks_bounds_the_calls_however_many_messages(n: int, max_chunks: i
     assert sum(1 for b in read if b.role == "assistant") == sum(1 for m in messages if m.role == "assistant") or (
         not any(b.role == "tool" for b in read)  # people first: tool results are left out before the assistant's
     )
+
+
+@pytest.mark.parametrize("max_chunks", [None, 3])
+def test_chunks_measured_from_their_lines_are_the_chunks_measured_whole(max_chunks: int | None) -> None:
+    """`count_lines` (the default counter counting a transcript from its lines and the bodies it remembers) sends
+    the very transcripts and gets the very summary a count of each whole transcript does."""
+    counter = HeuristicCounter()
+    measured: list[str] = []
+
+    def count_lines(lines: Sequence[str], text: str) -> int:
+        assert "\n".join(lines) == text
+        measured.append(text)
+        return counter.count_joined(lines, "\n", joined=text)
+
+    span = [*MESSAGES, Message.of("tool", "src/app.py:3: error: boom\n" * 400)]
+    outs: list[str] = []
+    sent: list[list[str]] = []
+    for lines in (None, count_lines):
+        s = ScriptedSummarizer()
+        outs.append(
+            run(
+                summarize_chunked(
+                    s,
+                    span,
+                    case="ai",
+                    max_input_tokens=1500,
+                    count_tokens=HeuristicCounter().count_text,
+                    target_tokens=300,
+                    max_chunks=max_chunks,
+                    count_lines=lines,
+                )
+            )
+        )
+        sent.append(s.transcripts)
+    assert outs[0] == outs[1] and sent[0] == sent[1]
+    # every chunk of more than one message was measured from its lines (one message is sent as it is)
+    chunks = [t for t in sent[1] if parse_transcript(t).kind == "ai"]
+    assert all(t in measured for t in chunks if len(parse_transcript(t).blocks) > 1)
+    assert any(len(parse_transcript(t).blocks) > 1 for t in chunks)

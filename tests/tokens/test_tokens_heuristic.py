@@ -177,27 +177,29 @@ def test_opaque_data_json_cannot_write_is_still_counted() -> None:
 @given(st.lists(st.text(min_size=41, max_size=400), min_size=1, max_size=30))
 def test_remembered_long_strings_count_as_fresh_ones_and_stay_bounded(texts: list[str]) -> None:
     """A long string counted a second time (a resent tool output, in a new message object) is looked up, not
-    counted again: the same figure as a counter that never saw it, and the memo never holds more than its bound."""
-    from chainsum.tokens import _heuristic
-
+    counted again: the same figure as the estimate of the text itself, and the memo never holds more than its
+    bound."""
     seen = HeuristicCounter()
+    weights = Coefficients().as_tuple()
     for text in texts:
         seen.count_text(text)
     for text in texts:
-        assert seen.count_text(text) == HeuristicCounter().count_text(text)
-    assert sum(map(len, seen._long)) <= _heuristic._LONG_CACHE_CHARS  # pyright: ignore[reportPrivateUsage]
+        assert seen.count_text(text) == estimate_text(text, weights)
+    memo = seen._shapes  # pyright: ignore[reportPrivateUsage]
+    assert memo._chars <= memo.max_chars  # pyright: ignore[reportPrivateUsage]
+    assert sum(map(len, memo._shapes)) == memo._chars  # pyright: ignore[reportPrivateUsage]
 
 
-def test_the_long_string_memo_is_cleared_when_it_would_pass_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    from chainsum.tokens import _heuristic
+def test_the_long_string_memo_is_cleared_when_it_would_pass_its_bound() -> None:
+    from chainsum.tokens._heuristic import ShapeMemo
 
-    monkeypatch.setattr(_heuristic, "_LONG_CACHE_CHARS", 1_000)
     counter = HeuristicCounter()
+    memo = counter._shapes = ShapeMemo(max_chars=1_000)  # pyright: ignore[reportPrivateUsage]
     texts = [f"{i} " + "word " * 60 for i in range(10)]  # about 300 characters each
     for text in texts:
         counter.count_text(text)
-        assert counter._long_chars <= 1_000  # pyright: ignore[reportPrivateUsage]
-    assert texts[-1] in counter._long  # pyright: ignore[reportPrivateUsage]
-    assert texts[0] not in counter._long  # pyright: ignore[reportPrivateUsage]
-    assert counter.count_text("x" * 2_000) == HeuristicCounter().count_text("x" * 2_000)  # too long to keep
-    assert "x" * 2_000 not in counter._long  # pyright: ignore[reportPrivateUsage]
+        assert memo._chars <= 1_000  # pyright: ignore[reportPrivateUsage]
+    assert texts[-1] in memo._shapes  # pyright: ignore[reportPrivateUsage]
+    assert texts[0] not in memo._shapes  # pyright: ignore[reportPrivateUsage]
+    assert counter.count_text("x" * 2_000) == estimate_text("x" * 2_000, Coefficients().as_tuple())  # too long
+    assert "x" * 2_000 not in memo._shapes  # pyright: ignore[reportPrivateUsage]

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from ..chain import contains_tool_call_reasoning, summary_messages
 from ..messages import Message, Part, Text, ToolResult
 from ..strategies import Summarize, SummarizePart, TranscriptCase
-from ..summarize import SummarizerLike, call_summarizer, summarize_chunked
-from ..tokens import TokenCounter
+from ..summarize import CountLines, SummarizerLike, call_summarizer, summarize_chunked
+from ..tokens import HeuristicCounter, TokenCounter
 from ._excerpt import excerpt_text
 
 __all__ = ["ProgressCallback", "SummarizerRun"]
@@ -98,7 +98,16 @@ class SummarizerRun:
             snapshot=snapshot,
             target_tokens=target_tokens,
             max_chunks=self.max_chunks,
+            count_lines=self._count_lines(),
         )
+
+    def _count_lines(self) -> CountLines | None:
+        """How a chunk's transcript is measured from its lines, when the counter can (the default one remembers
+        the bodies it counted: a transcript of them costs the marker lines); None: as a whole text."""
+        counter = self.counter
+        if not isinstance(counter, HeuristicCounter):
+            return None
+        return lambda lines, text: counter.count_joined(lines, "\n", joined=text)
 
     async def step(
         self, step: Summarize | SummarizePart, messages: Sequence[Message], role: str

@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
-from ._mapreduce import approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
+from ._mapreduce import CountLines, approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
 from ._protocol import Summarizer, SummarizerLike, call_summarizer
 from ._transcript import (
     TRANSCRIPT_INSTRUCTIONS,
@@ -21,6 +21,7 @@ from ._usage import SummarizerUsage, UsageMeter, metering, report_usage
 
 __all__ = [
     "TRANSCRIPT_INSTRUCTIONS",
+    "CountLines",
     "Extraction",
     "ExtractiveStructuredSummarizer",
     "ExtractiveSummarizer",

@@ -243,7 +243,10 @@ class AgentFacts:
         kind = call.kind if call is not None else "other"
         status: int | None = None
         for line in (*lines[:6], *lines[-3:]):
-            match = _EXIT.search(line[:300])
+            head = line[:300]
+            # every exit status line holds "exit" in some case: a line without "ex" is not searched (the pattern
+            # ignores case, so it tries every position of the line: most of what reading an output cost)
+            match = _EXIT.search(head) if "ex" in head.lower() else None
             if match is not None:
                 status = int(match.group(1))
                 break

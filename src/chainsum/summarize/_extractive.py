@@ -169,7 +169,8 @@ class ExtractiveSummarizer:
         nothing: dict[Section, tuple[Sequence[Item], int]] = {n: ((), len(ranked[n])) for n in present}
         fixed = count(render(extraction, nothing))
         room = max(0, target - fixed)
-        prose_need = count(render(extraction, {**nothing, **self._prose(ranked, others, 10**9, shares)})) - fixed
+        needs = _needs(ranked, others)  # the same for every room tried below
+        prose_need = count(render(extraction, {**nothing, **self._prose(ranked, others, 10**9, shares, needs)})) - fixed
         ids_tokens = min(room, max(int(room * self._id_share(extraction)), room - prose_need))
         listed = identifier_prefix(ranked["identifiers"], 10**9)
 
@@ -194,7 +195,7 @@ class ExtractiveSummarizer:
         while low < high:
             middle = (low + high + 1) // 2
             texts[middle] = render(
-                extraction, {**chosen, **self._prose(ranked, others, ladder(PROSE_BASE, middle), shares)}
+                extraction, {**chosen, **self._prose(ranked, others, ladder(PROSE_BASE, middle), shares, needs)}
             )
             if count(texts[middle]) <= target and len(texts[middle]) <= cap:
                 low = middle
@@ -261,7 +262,7 @@ class ExtractiveSummarizer:
         # the header line (its real length) and one "(n more items left out for length)" line
         budget = self.budget_for(extraction, limit=limit) - len(header(extraction)) - 2 - LEFT_OUT_CHARS
         present: list[Section] = [n for n in SECTIONS if ranked[n]]
-        needs = {n: sum(cost(i) for i in ranked[n]) + len(TITLES[n]) + 2 for n in present}
+        needs = _needs(ranked, present)
         others: list[Section] = [n for n in present if n != "identifiers"]
         ids_room = 0
         if "identifiers" in needs:
@@ -280,12 +281,15 @@ class ExtractiveSummarizer:
         others: Sequence[Section],
         room: int,
         shares: Mapping[Section, float],
+        needs: Mapping[Section, int] | None = None,
     ) -> dict[Section, tuple[list[Item], int]]:
         """The items of the sections other than the identifiers within `room` characters: the requests first (what
         they need, up to half the room: a summary that drops what the user asked for or stated keeps the least
         useful part), then water-filling by `shares` (small sections take what they need), each a prefix of its
-        ranking whose next item is cut to the room left, so a section grows smoothly as the room does."""
-        needs = {n: sum(cost(i) for i in ranked[n]) + len(TITLES[n]) + 2 for n in others}
+        ranking whose next item is cut to the room left, so a section grows smoothly as the room does. `needs`:
+        `_needs(ranked, others)`, when the caller tries several rooms."""
+        if needs is None:
+            needs = _needs(ranked, others)
         left = room
         allowance: dict[Section, int] = {}
         rest = list(others)
@@ -340,3 +344,8 @@ class ExtractiveSummarizer:
         text = render(extraction, self.select(extraction, limit=limit))
         budget = self.budget_for(extraction, limit=limit)
         return text if len(text) <= budget else text[: budget - 3] + "..."
+
+
+def _needs(ranked: Mapping[Section, Sequence[Item]], names: Sequence[Section]) -> dict[Section, int]:
+    """Characters each of the sections `names` takes with every item listed (its title and items)."""
+    return {n: sum(map(cost, ranked[n])) + len(TITLES[n]) + 2 for n in names}

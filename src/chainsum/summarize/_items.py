@@ -106,7 +106,11 @@ class Collector:
         self.scanned = 0
 
     def add(self, section: Section, text: str, where: int, weight: int = 1) -> None:
-        text = _WS.sub(" ", text[: self.max_item_chars * 4]).strip()
+        text = text[: self.max_item_chars * 4]
+        # whitespace is a space or a character str.isprintable refuses (separators, controls): most items (an
+        # identifier) have none, and the pattern and strip are skipped for them
+        if " " in text or not text.isprintable():
+            text = _WS.sub(" ", text).strip()
         if len(text) > self.max_item_chars:
             text = text[: self.max_item_chars - 3].rstrip() + "..."
         if len(text) < 2:

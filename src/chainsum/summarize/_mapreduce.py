@@ -35,13 +35,19 @@ from ._transcript import (
     body_limit,
     render_consolidation,
     render_transcript,
+    transcript_lines,
 )
 
-__all__ = ["approx_tokens", "summarize_chunked", "to_state_snapshot", "truncate_to_tokens"]
+__all__ = ["CountLines", "approx_tokens", "summarize_chunked", "to_state_snapshot", "truncate_to_tokens"]
 
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+
+CountLines = Callable[[Sequence[str], str], int]
+"""``count_lines(lines, text)``: the tokens of `text`, which is `lines` joined by newlines, counted from the lines
+(a counter that remembers what it counted reads a body it has seen once, not once per transcript that holds it:
+``HeuristicCounter.count_joined``). Gives what the plain count of `text` gives."""
 _SNAPSHOT = re.compile(r"<state_snapshot>(.*?)</state_snapshot>", re.DOTALL)
 _SNAPSHOT_TAG = re.compile(r"</?state_snapshot>")
 
@@ -126,8 +132,10 @@ class _Chunker:
         target_tokens: int | None = None,
         max_body_chars: int | None = None,
         bodies: Bodies | None = None,
+        count_lines: CountLines | None = None,
     ) -> None:
         self.bodies = bodies if bodies is not None else Bodies()
+        self.count_lines = count_lines
         self.case: TranscriptCase = case
         self.context = tuple(context)
         self.cap = cap
@@ -152,6 +160,9 @@ class _Chunker:
             max_body_chars=self.max_body_chars,
             bodies=self.bodies,
         )
+
+    def _measure(self, lines: Sequence[str], text: str) -> int:
+        return self.count(text) if self.count_lines is None else self.count_lines(lines, text)
 
     def _fits(self, messages: Sequence[Message]) -> bool:
         return self.count(self.render(messages)) <= self.cap
@@ -203,8 +214,16 @@ class _Chunker:
         return [pair for chunk in chunks for pair in self._rendered(chunk)]
 
     def _rendered(self, chunk: list[Message]) -> list[tuple[list[Message], str]]:
-        text = self.render(chunk)
-        if len(chunk) == 1 or self.count(text) <= self.cap:
+        lines = transcript_lines(
+            chunk,
+            self.case,
+            self.context,
+            target_tokens=self.target_tokens,
+            max_body_chars=self.max_body_chars,
+            bodies=self.bodies,
+        )
+        text = "\n".join(lines)
+        if len(chunk) == 1 or self._measure(lines, text) <= self.cap:
             return [(chunk, text)]
         middle = len(chunk) // 2
         return self._rendered(chunk[:middle]) + self._rendered(chunk[middle:])
@@ -242,6 +261,7 @@ async def summarize_chunked(
     snapshot: bool = False,
     target_tokens: int | None = None,
     max_chunks: int | None = None,
+    count_lines: CountLines | None = None,
 ) -> str:
     """Summarize `messages`, chunking and consolidating when their transcript exceeds `max_input_tokens`.
 
@@ -249,8 +269,10 @@ async def summarize_chunked(
     the final summary is asked to keep to. `max_chunks` bounds the map step: when the messages would need more
     chunks, each long message is rendered as an excerpt (head and tail, `clip_body`) with one common length limit
     chosen so that they fit, so the calls stay bounded however long the span. Errors from the summarizer propagate
-    as `SummarizerError` (the caller falls back; nothing here replaces history). Raises `ValueError` for an empty
-    span (or one with nothing a transcript can show) or a cap too small for the instructions alone.
+    as `SummarizerError` (the caller falls back; nothing here replaces history). `count_lines` measures a chunk's
+    transcript from its lines (`CountLines`: the count `count_tokens` gives, at less cost, since a counter that
+    remembers the bodies it counted need not read them again). Raises `ValueError` for an empty span (or one with
+    nothing a transcript can show) or a cap too small for the instructions alone.
     """
     if concurrency < 1 or max_depth < 0 or max_input_tokens < 1 or (max_chunks is not None and max_chunks < 1):
         raise ValueError("concurrency, max_input_tokens and max_chunks must be >= 1, max_depth >= 0")
@@ -259,7 +281,7 @@ async def summarize_chunked(
     count = count_tokens or approx_tokens
     bodies = Bodies()
     read, limit = _readable(messages, case, context, max_input_tokens, count, max_chunks, target_tokens, bodies)
-    chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit, bodies)
+    chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit, bodies, count_lines)
     packed = chunker.chunks(read)
     chunks = [chunk for chunk, _ in packed]
     if not chunks:  # only parts no transcript can show (an opaque provider item): as empty as an empty span

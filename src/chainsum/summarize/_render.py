@@ -65,11 +65,12 @@ def identifier_prefix(ranked: Sequence[Item], room: int) -> list[Item]:
         contained = text in listed if text and "\n" not in text else any(text in other.text for other in keep)
         if contained:
             continue
-        if used + cost(item) > room:
+        spent = cost(item)
+        if used + spent > room:
             break
         keep.append(item)
         listed += "\n" + item.text
-        used += cost(item)
+        used += spent
     return keep
 
 

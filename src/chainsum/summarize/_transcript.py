@@ -54,6 +54,7 @@ __all__ = [
     "render_body",
     "render_consolidation",
     "render_transcript",
+    "transcript_lines",
 ]
 
 TranscriptCase: TypeAlias = Literal["context", "ai", "human"]
@@ -329,6 +330,12 @@ def _block(role: str, section: Literal["context", "content"], body: str) -> _Blo
 
 
 def _assemble(kind: TranscriptKind, blocks: Sequence[_Block], target_tokens: int | None = None) -> str:
+    return "\n".join(_lines(kind, blocks, target_tokens))
+
+
+def _lines(kind: TranscriptKind, blocks: Sequence[_Block], target_tokens: int | None = None) -> list[str]:
+    """The transcript's lines: joined by newlines, they are the transcript (the last one is empty: it ends with a
+    newline). A body is one element however many lines it holds."""
     nonce = unforgeable_nonce([body for _, _, body in blocks])
     marker = f"m_{nonce}"
     target = f' target_tokens="{target_tokens}"' if target_tokens is not None else ""
@@ -354,7 +361,8 @@ def _assemble(kind: TranscriptKind, blocks: Sequence[_Block], target_tokens: int
             out.append(f"</{marker}>")
             index += 1
         out.append(f"</{wrapper}>")
-    return "\n".join(out) + "\n"
+    out.append("")
+    return out
 
 
 def clip_body(body: str, limit: int) -> str:
@@ -415,16 +423,34 @@ def render_transcript(
     remembers what was rendered of each message for the next call (`Bodies`; the same text either way). Raises
     `ValueError` when there is nothing to summarize (the spec's "cannot summarize empty message list").
     """
+    return "\n".join(
+        transcript_lines(
+            messages, case, context, target_tokens=target_tokens, max_body_chars=max_body_chars, bodies=bodies
+        )
+    )
+
+
+def transcript_lines(
+    messages: Sequence[Message],
+    case: TranscriptCase = "context",
+    context: Sequence[Message] = (),
+    *,
+    target_tokens: int | None = None,
+    max_body_chars: int | None = None,
+    bodies: Bodies | None = None,
+) -> list[str]:
+    """`render_transcript`'s text as the pieces it joins with newlines (each body one piece): what a counter that
+    can count joined pieces (`chainsum.tokens.HeuristicCounter.count_joined`) measures without reading the
+    bodies it has counted before. Same arguments and errors as `render_transcript`."""
     if not messages:
         raise ValueError("cannot summarize an empty message list")
     if case not in ("context", "ai", "human"):
         raise ValueError(f"unknown transcript case {case!r}")
-
     read = bodies if bodies is not None else Bodies()
     blocks = [_block(m.role, "context", read.body(m, max_body_chars)) for m in context]
     for m in messages:
         blocks.extend(read.content(m, max_body_chars))
-    return _assemble(case, blocks, target_tokens)
+    return _lines(case, blocks, target_tokens)
 
 
 def _summary_bodies(message: Message) -> list[str] | None:

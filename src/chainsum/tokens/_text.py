@@ -20,7 +20,7 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
-__all__ = ["FEATURE_NAMES", "Coefficients", "estimate_text", "text_features"]
+__all__ = ["FEATURE_NAMES", "Coefficients", "estimate_text", "text_classes", "text_features"]
 
 
 def _class_table() -> tuple[bytes, bytes]:
@@ -94,8 +94,15 @@ def _runs(classes: bytes, mask: bytes, mark: bytes) -> int:
     return masked.count(b" " + mark) + (1 if masked[:1] == mark else 0)
 
 
-def text_features(text: str) -> tuple[int, ...]:
-    """The counts the estimate is a weighted sum of, in `FEATURE_NAMES` order.
+def text_classes(text: str) -> bytes:
+    """One class byte per character of `text` (see the module docstring)."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    return encoded.translate(_CLASSES) if text.isascii() else encoded.translate(_CLASSES, _CONTINUATION)
+
+
+def text_features(text: str, classes: bytes | None = None) -> tuple[int, ...]:
+    """The counts the estimate is a weighted sum of, in `FEATURE_NAMES` order (`classes`: `text_classes(text)`,
+    when the caller has it already).
 
     ``words`` are runs of letters (a word with its leading space is one pre-token), ``camel`` the lower-to-upper
     case changes that split identifiers into pre-tokens, ``indent`` the pairs of spaces (indentation and
@@ -105,8 +112,8 @@ def text_features(text: str) -> tuple[int, ...]:
     if not text:
         return (0,) * len(FEATURE_NAMES)
     ascii = text.isascii()  # most text: the six non-ASCII counts are zero, and skipping them is a third faster
-    encoded = text.encode("utf-8", "surrogatepass")
-    classes = encoded.translate(_CLASSES) if ascii else encoded.translate(_CLASSES, _CONTINUATION)
+    if classes is None:
+        classes = text_classes(text)
     count = classes.count
     common = (
         _runs(classes, _WORD_MASK, b"w"),
