@@ -26,8 +26,11 @@ of 115-350 KB) and a Codex-shaped one (OpenAI Responses: instructions, function 
 round not counted that warms each server up, as a running server is), direct, through the bare pass-through and
 through chainsum, with nothing to compact (a 200K window) and compacting (a window the session outgrows). Printed:
 the p50 overhead of each proxy over direct, chainsum's against the bare one's (the target: <= 2x), the first and
-last quarter of the session (flat as it grows), the p50 overhead of the requests chainsum compacted, and
-chainsum's own time on them (its ``Server-Timing: chainsum;dur=``; the issue's target: <= 20 ms of chainsum time).
+last quarter of the session (flat as it grows), the p50 overhead of the requests chainsum compacted, chainsum's own
+time on the others and on the compacting ones (its ``Server-Timing: chainsum;dur=``; the issue's target: <= 20 ms
+of chainsum time for a compaction), and the CPU time each proxy process spent a request (all its threads, from
+``/proc/PID/task/*/schedstat``, Linux only), chainsum's against the bare one's: on a machine busy with other jobs,
+the latencies move by more than a proxy adds, and a process's CPU time much less.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -268,13 +272,24 @@ def _overheads(run: AgentRun, direct: AgentRun, only: list[list[bool]] | None = 
     ]
 
 
-def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> None:
+def _cpu_ns(pid: int) -> int | None:
+    """CPU time of every thread of process `pid` so far, in ns (Linux's ``/proc/PID/task/*/schedstat``; None
+    elsewhere): what a proxy spent, whatever else the machine ran meanwhile."""
+    try:
+        return sum(int(p.read_text().split()[0]) for p in Path(f"/proc/{pid}/task").glob("*/schedstat"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids: tuple[int, int]) -> None:
     print()
     print("agent clients: 26 requests a session (115-350 KB), non-streaming, a new session each round")
     print(
         f"{'scenario':40} {'direct p50 ms':>13} {'bare +p50':>9} {'chainsum +p50':>13} {'x bare':>6} "
-        f"{'+p50 first/last q':>18} {'compacted':>9} {'+p50 compacting':>15} {'own p50 compacting':>18}"
+        f"{'+p50 first/last q':>18} {'compacted':>9} {'+p50 compacting':>15} {'own p50 other/compacting':>24} "
+        f"{'cpu/req bare/chainsum ms':>24} {'x bare':>6}"
     )
+    bare_pid, chainsum_pid = pids
     for index, (name, make, path, window) in enumerate(
         (
             ("Claude Code-shaped, nothing to compact", claude_code_bodies, "/v1/messages", 200_000),
@@ -284,16 +299,21 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> N
         )
     ):
         direct, bare, through = AgentRun([], [], []), AgentRun([], [], []), AgentRun([], [], [])
+        cpu = {bare_pid: 0, chainsum_pid: 0}
         for r in range(-1, rounds):  # round -1 warms each server up (pools, caches, lazy parts) and is not counted
             bodies = make(100 * r + index + 1000 * (r < 0))
-            for run, base, win in (
-                (direct, upstream.removesuffix("/v1"), None),
-                (bare, f"http://127.0.0.1:{bare_port}", None),
-                (through, f"http://127.0.0.1:{port}", window),
+            for run, base, win, pid in (
+                (direct, upstream.removesuffix("/v1"), None, None),
+                (bare, f"http://127.0.0.1:{bare_port}", None, bare_pid),
+                (through, f"http://127.0.0.1:{port}", window, chainsum_pid),
             ):
+                before = _cpu_ns(pid) if pid is not None else None
                 latencies, compacted, own = asyncio.run(_drive_agent(base, path, bodies, win))
+                after = _cpu_ns(pid) if pid is not None else None
                 if r < 0:
                     continue
+                if pid is not None and before is not None and after is not None:
+                    cpu[pid] += after - before
                 run.latencies.append(latencies)
                 run.compacted.append(compacted)
                 run.own.append(own)
@@ -319,9 +339,20 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int) -> N
             if f
         ]
         o_text = f"{statistics.median(own):.2f}" if own else "-"
+        rest = [
+            ms
+            for flags, times in zip(through.compacted, through.own, strict=True)
+            for f, ms in zip(flags, times, strict=True)
+            if not f
+        ]
+        o_text = f"{statistics.median(rest):.2f}/{o_text}" if rest else f"-/{o_text}"
+        sent = rounds * n
+        b_cpu, c_cpu = cpu[bare_pid] / sent / 1e6, cpu[chainsum_pid] / sent / 1e6
+        cpu_text = f"{b_cpu:.2f}/{c_cpu:.2f}" if b_cpu > 0 else "-"
         print(
             f"{name:40} {d50:13.2f} {b50:9.2f} {c50:13.2f} {c50 / b50 if b50 > 0 else float('nan'):6.2f} "
-            f"{first:8.2f}/{last:<9.2f} {n_compacted:9d} {c_text:>15} {o_text:>18}"
+            f"{first:8.2f}/{last:<9.2f} {n_compacted:9d} {c_text:>15} {o_text:>24} {cpu_text:>24} "
+            f"{c_cpu / b_cpu if b_cpu > 0 else float('nan'):6.2f}"
         )
 
 
@@ -448,7 +479,7 @@ def main() -> None:
                 f"{'bare overhead p50':>17}"
             )
             if args.agents:
-                _agent_scenarios(upstream, bare_port, port, rounds)
+                _agent_scenarios(upstream, bare_port, port, rounds, (bare.pid, proxy.pid))
                 return
             print(head)
             for name, sessions, turns, window in scenarios:
@@ -471,7 +502,7 @@ def main() -> None:
                     f"{p50 / d50:9.2f} {through.compacted:9d} {len(through.latencies) / through.seconds:11.1f} "
                     f"{pq[0] - dq[0]:10.2f}/{pq[1] - dq[1]:<10.2f} {_pct(floor.latencies, 0.5) - d50:17.2f}"
                 )
-            _agent_scenarios(upstream, bare_port, port, rounds)
+            _agent_scenarios(upstream, bare_port, port, rounds, (bare.pid, proxy.pid))
         finally:
             for proc in (proxy, bare):
                 proc.terminate()
