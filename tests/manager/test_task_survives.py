@@ -2,11 +2,15 @@
 
 - the session's first user request, and every later one, is never lost: it is in the request verbatim, or its
   words are in a summary record of it;
-- recall never brings back a message the request still holds.
+- recall never brings back a message the request still holds;
+- no record block written carries nothing (`chainsum.testing.record_content.carries_nothing`: none of its words
+  beyond the lines a record writes about itself is a word of the history): a note of messages moved to the archive
+  says what they held, a summary names something of its span.
 
 Generated sessions (`chainsum.testing.sessions.agent_session`) vary in length, seed, window and the size of their
-tool output, for a caller that keeps its history and one that sends back what it got; recordings are the Claude Code
-corpus excerpt (always) and every Claude Code session of the shared corpora (``-m corpus``).
+tool output, for a caller that keeps its history and one that sends back what it got; Codex sessions
+(`chainsum.testing.sessions_codex`) go through the manager as the proxy reads them, Responses API items; recordings
+are the Claude Code corpus excerpt (always) and every Claude Code session of the shared corpora (``-m corpus``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,12 +26,14 @@ from hypothesis import strategies as st
 
 from chainsum.chain import is_record_message, record_blocks
 from chainsum.formats import load
-from chainsum.manager import ContextManager, ManagerConfig, is_recall_message
+from chainsum.manager import ContextManager, ManagerConfig, Prepared, is_recall_message
 from chainsum.messages import Message, ToolResult
 from chainsum.rules import repair
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer
+from chainsum.testing.record_content import carries_nothing, message_words
 from chainsum.testing.sessions import agent_session
+from chainsum.testing.sessions_codex import CodexSession, codex_session, request_ends
 from corpora_support import FULL, documents
 from sampling import examples
 
@@ -37,9 +44,17 @@ def _words(text: str, n: int = 6) -> str:
     return " ".join(_SPACE.split(text.strip())[:n])
 
 
-_HARNESS = ("[Request interrupted", "<task-notification>", "<command-", "<local-command-", "<system-reminder>")
+_HARNESS = (
+    "[Request interrupted",
+    "<task-notification>",
+    "<command-",
+    "<local-command-",
+    "<system-reminder>",
+    "Base directory for this skill:",
+)
 """How the user messages an agent's harness writes begin (Claude Code: an interruption, a background task's
-notification, a slash command and its output, a reminder): notices, not the user's requests."""
+notification, a slash command and its output, a reminder, a skill's instructions loaded by its Skill tool, recorded
+with ``isMeta`` and the tool call's ``sourceToolUseID``): notices, not the user's requests."""
 
 
 def requests_of(messages: Sequence[Message]) -> list[Message]:
@@ -64,32 +79,75 @@ def lost(request: Message, out: Sequence[Message]) -> bool:
     return _words(request.text) not in _SPACE.sub(" ", records)
 
 
+class _Checks:
+    """The module docstring's properties, request after request of one session."""
+
+    def __init__(self, manager: ContextManager, archive: MemoryArchive) -> None:
+        self.manager = manager
+        self.archive = archive
+        self.compactions = 0
+        self.recalled_before: set[str] = set()
+        self.blocks_seen: set[str] = set()
+
+    def check(self, where: str, given: Sequence[Message], out: Sequence[Message], prepared: Prepared[Any]) -> None:
+        """`given`: the session's messages up to this request (as the client has them); `out`: what the manager
+        returned, read back as messages."""
+        self.compactions += prepared.changed
+        gone = [r.text[:80] for r in requests_of(given) if lost(r, out)]
+        assert gone == [], f"request {where} ({self.compactions} compactions): lost {gone}"
+        fresh = [i for i in prepared.recalled if prepared.rewritten or i not in self.recalled_before]
+        back = self.archive.originals(self.manager.session, fresh).values()
+        repeated = [m.text[:60] for m in back if m in out]
+        assert repeated == [], f"request {where}: recall repeats the context: {repeated}"
+        self.recalled_before = set(prepared.recalled)
+        new_blocks = [b for m in out for b in record_blocks(m) or () if b.id not in self.blocks_seen]
+        if new_blocks:
+            source = message_words(given)
+            empty = [b.text[:120] for b in new_blocks if carries_nothing(b.text, source)]
+            assert empty == [], f"request {where}: a record that carries nothing: {empty}"
+            self.blocks_seen.update(b.id for b in new_blocks)
+
+
+def _manager(window: int, archive: MemoryArchive, fmt: str | None = None) -> ContextManager:
+    summarizers = [ExtractiveSummarizer()]
+    if fmt is None:
+        return ContextManager(ManagerConfig(), context_window=window, summarizers=summarizers, archive=archive)
+    return ContextManager(ManagerConfig(), context_window=window, summarizers=summarizers, archive=archive, format=fmt)
+
+
 def replay(messages: Sequence[Message], window: int, adopt: bool) -> int:
     """Prepare every model request of `messages` (one before each assistant message) and check the module
     docstring's properties on each; returns the compactions."""
     archive = MemoryArchive()
-    manager = ContextManager(
-        ManagerConfig(), context_window=window, summarizers=[ExtractiveSummarizer()], archive=archive
-    )
+    manager = _manager(window, archive)
+    checks = _Checks(manager, archive)
     held: list[Message] = []
     sent_to = 0
-    compactions = 0
-    recalled_before: set[str] = set()
     for end in range(2, len(messages) + 1):
         if end < len(messages) and messages[end].role != "assistant":
             continue
         given_ = [*held, *messages[sent_to:end]] if adopt and held else list(messages[:end])
         prepared = manager.prepare_sync(given_)
         out = list(prepared.messages)
-        compactions += prepared.changed
-        gone = [r.text[:80] for r in requests_of(messages[:end]) if lost(r, out)]
-        assert gone == [], f"request before message {end} ({compactions} compactions): lost {gone}"
-        fresh = [i for i in prepared.recalled if prepared.rewritten or i not in recalled_before]
-        back = archive.originals(manager.session, fresh).values()
-        assert not [m for m in back if m in out], f"request before message {end}: recall repeats the context"
-        recalled_before = set(prepared.recalled)
+        checks.check(f"before message {end}", messages[:end], out, prepared)
         held, sent_to = [m for m in out if not is_recall_message(m)], end
-    return compactions
+    return checks.compactions
+
+
+def replay_responses(session: CodexSession, window: int) -> int:
+    """Every model request of a Codex session, as the proxy gets it: the Responses API ``input`` items up to each
+    model output and the ``instructions`` apart, through a manager reading that wire format (the client keeps its
+    own history and sends it all each time); the module docstring's properties checked on each. Returns the
+    compactions."""
+    archive = MemoryArchive()
+    manager = _manager(window, archive, "openai-responses")
+    checks = _Checks(manager, archive)
+    for end in [*request_ends(session.items), len(session.items)]:
+        given = session.items[:end]
+        prepared = manager.prepare_sync(given, system=session.instructions, reserved_tokens=session.tool_tokens)
+        out = list(load(list(prepared.messages), format="openai-responses").messages)
+        checks.check(f"before item {end}", load(given, format="openai-responses").messages, out, prepared)
+    return checks.compactions
 
 
 def _clipped(session: list[dict[str, object]], limit: int | None) -> list[Message]:
@@ -143,6 +201,49 @@ def test_the_task_survives_the_claude_code_excerpt() -> None:
     assert sessions
     for label, messages in sessions[:1]:
         assert replay(messages, 24_000, adopt=False) >= 1, label
+
+
+def test_the_claude_code_excerpt_s_first_compaction_at_16k_keeps_its_summary() -> None:
+    """Issue 21: at a 16K window the session's first compaction (its 7th request, 21K tokens, a 16K-token read in
+    the current turn) summarized the four messages before the read, then replaced that summary by a note saying
+    only "4 earlier message(s) were moved to the archive without a summary." to keep ~100 tokens more of the read,
+    which was clipped to a quarter anyway. Now the read is clipped and the summary stays."""
+    label, messages = _claude_code()[0]
+    assert label.startswith("claude-code/258c7280")
+    manager = ContextManager(
+        ManagerConfig(), context_window=16_000, summarizers=[ExtractiveSummarizer()], archive=MemoryArchive()
+    )
+    for end in (2, 4, 6):
+        manager.prepare_sync(messages[:end])
+    out = manager.prepare_sync(messages[:7])
+    assert out.changed
+    blocks = [b for m in out.messages for b in record_blocks(m) or ()]
+    assert [b.depth for b in blocks] == [1]
+    assert "bd show spotter-gqc" in blocks[0].text
+    assert not carries_nothing(blocks[0].text, message_words(messages[:7]))
+    assert replay(messages, 16_000, adopt=False) >= 1
+
+
+@pytest.mark.parametrize("window", [20_000, 40_000])
+def test_the_task_survives_a_codex_session_through_the_responses_wire_format(window: int) -> None:
+    """Issue 21, item 5: Codex through the proxy, 20 tool calls of about 1.4K tokens: at 20K the task was missing
+    from requests 10 to 21 (the records reading "State snapshot (extractive) of 4 message(s). (10 more items left
+    out for length)"), at 40K the ``<environment_context>`` message was in the request twice (original and
+    recalled)."""
+    session = codex_session(20, seed=3)
+    assert "seq 1 3000 twenty times" in session.task or "OPS-" in session.task
+    assert replay_responses(session, window) >= 1
+
+
+@settings(max_examples=examples(6), deadline=None)
+@given(
+    st.integers(8, 40),
+    st.integers(0, 10_000),
+    st.sampled_from([800, 1_400, 3_000]),
+    st.sampled_from([12_000, 20_000, 40_000]),
+)
+def test_the_task_survives_generated_codex_sessions(steps: int, seed: int, output: int, window: int) -> None:
+    replay_responses(codex_session(steps, seed=seed, output_tokens=output), window)
 
 
 @pytest.mark.corpus

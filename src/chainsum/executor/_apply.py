@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from ..chain import (
     RecordBlock,
     append_block,
-    block_id,
     is_record_message,
     match_results,
     new_block,
@@ -20,6 +19,7 @@ from ..chain import (
 from ..errors import SummarizerError
 from ..messages import Message, ToolCall, ToolResult
 from ..strategies import (
+    NOTE_CHARS,
     Clip,
     DropBlocks,
     Evict,
@@ -27,9 +27,12 @@ from ..strategies import (
     Plan,
     Summarize,
     SummarizePart,
+    archive_note,
+    blocks_lines,
     clip_result,
     mask_call,
     mask_result,
+    messages_lines,
 )
 from ._result import StepError
 from ._run import SummarizerRun, replace_part
@@ -51,29 +54,30 @@ class Applied:
     """(edited message, the message before the edit) for each message a `Mask` edited: what `refill` may undo."""
 
 
-def archived_note(messages: int) -> RecordBlock:
-    """The depth-0 block standing for messages moved to the archive without a summary."""
-    text = f"{messages} earlier message(s) were moved to the archive without a summary."
-    return RecordBlock(id=block_id(text, 0, messages), depth=0, messages=messages, text=text)
+def archived_note(gone: Sequence[Message], chars: int = NOTE_CHARS) -> RecordBlock:
+    """The depth-0 block standing for messages moved to the archive without a summary, saying in their words what
+    they held, in at most `chars` more characters (`strategies.archive_note`: a note that only counted them carried
+    nothing)."""
+    blocks = [record_blocks(m) for m in gone]
+    count = sum(sum(b.messages for b in bs) if bs is not None else 1 for bs in blocks)
+    return archive_note(count, *messages_lines(gone), chars)
 
 
-def _dropped(record: Message, count: int) -> Message:
-    """`record` with its oldest `count` blocks replaced by one depth-0 note (merged with a note already first)."""
+def _dropped(record: Message, count: int, chars: int) -> Message:
+    """`record` with its oldest `count` blocks replaced by one depth-0 note (merged with a note already first) that
+    carries on the requests they listed."""
     blocks = record_blocks(record) or ()
     gone = blocks[:count]
     total = sum(b.messages for b in gone)
-    return record_message([archived_note(total), *blocks[count:]], "system" if record.role == "system" else "user")
+    note = archive_note(total, *blocks_lines(gone), chars)
+    return record_message([note, *blocks[count:]], "system" if record.role == "system" else "user")
 
 
-def _with_note(
-    out: list[Message], start: int, end: int, span: Sequence[Message], kept: Sequence[Message], role: str
-) -> None:
+def _with_note(out: list[Message], step: Evict, span: Sequence[Message], kept: Sequence[Message], role: str) -> None:
     """Replace ``out[start:end]`` (an `Evict` span) by the messages it keeps, noting the rest in the record before it
     (or a new one)."""
-    gone = [m for m in span if not any(m is k for k in kept)]
-    blocks = [record_blocks(m) for m in gone]
-    count = sum(sum(b.messages for b in bs) if bs is not None else 1 for bs in blocks)
-    note = archived_note(count)
+    start, end = step.start, step.end
+    note = archived_note([m for m in span if not any(m is k for k in kept)], step.note_chars)
     if start > 0 and is_record_message(out[start - 1]):
         out[start - 1 : end] = [append_block(out[start - 1], note), *kept]
     else:
@@ -143,7 +147,7 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
             out[step.index] = m.with_parts(replace_part(m.parts, step.part, edited.parts[step.part]))
             applied += 1
         elif isinstance(step, DropBlocks):
-            out[step.index] = _dropped(out[step.index], step.count)
+            out[step.index] = _dropped(out[step.index], step.count, step.note_chars)
             applied += 1
     spans = sorted(
         (s for s in plan.steps if isinstance(s, Evict) or (isinstance(s, Summarize) and id(s) in replacements)),
@@ -155,7 +159,7 @@ async def apply_plan(run: SummarizerRun, plan: Plan, messages: Sequence[Message]
         applied += 1
         kept = [messages[k] for k in step.keep]
         if isinstance(step, Evict):
-            _with_note(out, step.start, step.end, span, kept, role)
+            _with_note(out, step, span, kept, role)
             continue
         new_messages = replacements[id(step)]
         assert isinstance(new_messages, list)

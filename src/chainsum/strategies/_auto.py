@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from ..chain import record_blocks, safe_cuts
 from ..messages import File, Image, Message, ToolResult
 from ._mask import clip_result, mask_candidates, plan_current_turn_clips, plan_group_clips
+from ._note import note_chars, note_tokens
 from ._plan import Clip, DropBlocks, Evict, Plan, PlanContext, Step, Summarize
 from ._record import (
     BLOCK_OVERHEAD_TOKENS,
@@ -56,11 +57,9 @@ __all__ = ["AutoStrategy"]
 
 logger = logging.getLogger(__name__)
 
-_NOTE_TOKENS = 80
-"""About what the note that stands for dropped summary blocks costs: a record no larger gains nothing from it."""
-
 _LEAST_TARGET_TOKENS = 30
-"""The shortest summary ever asked for: below it a summary says too little to be worth its framing."""
+"""The shortest summary ever asked for, at any budget: below it a summary says too little to be worth its framing.
+A budget of 20 times that or more asks for more (`_least_target`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +172,14 @@ class AutoStrategy:
         if masks:
             return Plan(tuple(s for s, _ in masks), note="mask/clip all old tool output; nothing left to summarize")
         return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
+
+    def _least_target(self, budget: int) -> int:
+        """The shortest summary asked for at this budget: a twentieth of it, from `_LEAST_TARGET_TOKENS` up to
+        `min_summary_tokens`. At 30 tokens the extractive summary of a 54-message agent span (asked for that little
+        beside a current turn over the budget) was its header and "(651 more items left out for length)", a record
+        that carried nothing (issue 21); at 45 it names a command, at 90 five commands and files. A small budget
+        (``chainsum compact --budget 800``) cannot spare that much."""
+        return min(self.min_summary_tokens, max(_LEAST_TARGET_TOKENS, budget // 20))
 
     def _masks(self, messages: Sequence[Message], ctx: PlanContext, keep_last_turns: int) -> list[tuple[Step, int]]:
         return mask_candidates(
@@ -310,7 +317,7 @@ class AutoStrategy:
                 # `highest` (the start of the protected tail) need not be a safe cut: a tool call right before it
                 # would be split from its result, and the executor's check rejects such a plan
                 top = next((c for c in range(highest, cut, -1) if cuts[c]), cut)
-                want = max(min(planned, room_at(top, ())), _LEAST_TARGET_TOKENS)
+                want = max(min(planned, room_at(top, ())), self._least_target(budget))
                 later = cut
                 while left < want and later < top:
                     later = next(c for c in range(later + 1, top + 1) if cuts[c])
@@ -322,7 +329,7 @@ class AutoStrategy:
                         cut, steps, last, kept = later, moved, moved_last, moved_last.keep
                         left = room_at(later, kept)
                 planned = want
-            target = max(min(left, planned), _LEAST_TARGET_TOKENS)
+            target = max(min(left, planned), self._least_target(budget))
             room = left - target
             # The excerpt quotes the stretch of messages before the cut, and reaches further back while the room is
             # more than that stretch holds (a short tool step): handing that room to the summary made its length
@@ -424,17 +431,28 @@ class AutoStrategy:
         if not over_hard:
             return Plan(note=f"{tokens - budget} tokens over the budget; without a summarizer nothing else may go")
         need = tokens - budget
+        hard = ctx.hard_limit if ctx.hard_limit is not None else budget
+        alone = self._clips_alone(messages, ctx, need)
+        if alone:
+            # The current turn's output is clipped to the budget anyway: the record and the older messages stay,
+            # since what they carry (the user's task among it) is worth more than as many more characters of an
+            # output already cut. A Claude Code session at a 16K window had its first summary replaced by a note
+            # that said nothing, to keep ~100 tokens more of a 16K-token read that was clipped to 4K anyway.
+            return Plan(tuple(alone), note=_clip_note(tokens, hard))
         steps: list[Step] = []
         freed = 0
+        chars = note_chars(int(budget * self.summary_share))  # what a note may say: a share of the blocks' room
+        cost = note_tokens(chars)
         blocks = record_blocks(messages[lay.record]) if lay.record is not None else None
         if (
             lay.record is not None
             and blocks
             and not (len(blocks) == 1 and blocks[0].depth == 0)
-            and sizes[lay.record] > _NOTE_TOKENS
+            and sizes[lay.record] > cost
         ):
-            steps.append(DropBlocks(index=lay.record, count=len(blocks), reason="last resort: summaries archived"))
-            freed += sizes[lay.record] - _NOTE_TOKENS
+            why = "last resort: summaries archived"
+            steps.append(DropBlocks(index=lay.record, count=len(blocks), reason=why, note_chars=chars))
+            freed += sizes[lay.record] - cost
         if freed < need and lay.end > lay.start:
             cuts = safe_cuts(messages)
             cut = None
@@ -443,17 +461,16 @@ class AutoStrategy:
                 evicted += sizes[c - 1]
                 if cuts[c]:
                     cut = c
-                    if freed + evicted >= need:
+                    if freed + evicted - cost >= need:  # the note says what they held
                         break
             if cut is not None and cut - lay.start > len(lay.keep(lay.start, cut)):
                 keep = lay.keep(lay.start, cut)
                 why = f"last resort: messages {lay.start}..{cut - 1} archived"
-                steps.append(Evict(start=lay.start, end=cut, reason=why, keep=keep))
-                freed += sum(sizes[i] for i in range(lay.start, cut) if i not in keep)
+                steps.append(Evict(start=lay.start, end=cut, reason=why, keep=keep, note_chars=chars))
+                freed += sum(sizes[i] for i in range(lay.start, cut) if i not in keep) - cost
         # The current turn's tool output goes last: in the same round as what goes before it when that cannot bring
         # the history under the window, and then as far as the budget needs, like the eviction before it (the room
         # a compaction leaves for the next turns, and for a window that was only estimated).
-        hard = ctx.hard_limit if ctx.hard_limit is not None else budget
         under = tokens - freed <= hard - hard // 50  # a margin: the sizes are estimates
         rest = tokens - freed - budget
         clips = plan_current_turn_clips(messages, ctx, need=rest, min_keep=self.min_keep_chars) if not under else []
@@ -463,6 +480,20 @@ class AutoStrategy:
         if steps:
             return Plan(tuple(steps), note=f"last resort: {tokens} tokens over the hard limit {ctx.hard_limit}")
         return Plan(note=f"{need} tokens over the budget; nothing but the system prompt and the current turn is left")
+
+    def _clips_alone(self, messages: Sequence[Message], ctx: PlanContext, need: int) -> list[Step]:
+        """The clips of the current turn's tool output that bring the history to the budget by themselves (`need`
+        tokens), when they can (each keeping at least `min_keep_chars`); empty when they cannot."""
+        clips = plan_current_turn_clips(messages, ctx, need=need, min_keep=self.min_keep_chars)
+        saved = 0
+        for clip in clips:
+            assert isinstance(clip, Clip)
+            part = messages[clip.index].parts[clip.part]
+            assert isinstance(part, ToolResult)
+            saved += ctx.counter.count_text(part.text) - ctx.counter.count_text(
+                clip_result(part, clip.head, clip.tail).text
+            )
+        return clips if clips and saved >= need - need // 20 else []
 
 
 def _smallest_cut(

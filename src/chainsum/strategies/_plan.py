@@ -32,6 +32,7 @@ from ..chain import SummaryForm
 from ..messages import Message
 from ..summarize import TranscriptCase
 from ..tokens import TokenCounter
+from ._note import NOTE_CHARS
 
 __all__ = [
     "Clip",
@@ -110,6 +111,8 @@ class DropBlocks:
     count: int
     """How many of its oldest blocks leave the context (a depth-0 block notes them; see `Evict`)."""
     reason: str
+    note_chars: int = NOTE_CHARS
+    """The most the note may say beyond its first line (`strategies._note`): a small budget's note says less."""
     kind: Literal["drop_blocks"] = "drop_blocks"
 
 
@@ -121,6 +124,8 @@ class Evict:
     reason: str
     keep: tuple[int, ...] = ()
     """Indices inside the span that stay (see `Summarize.keep`)."""
+    note_chars: int = NOTE_CHARS
+    """The most the note standing for the span may say beyond its first line (see `DropBlocks`)."""
     kind: Literal["evict"] = "evict"
 
 

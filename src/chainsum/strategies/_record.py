@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from ..chain import current_turn_start, is_record_message, is_summary_system, record_blocks
 from ..messages import Message
 from ..tokens import TokenCounter
+from ._note import note_chars, note_tokens
 from ._plan import DropBlocks, Step, Summarize
 
 __all__ = [
@@ -160,17 +161,20 @@ def record_steps(
             start=lay.record, end=cut, form="record", reason=why, target_tokens=target, keep=lay.keep(lay.start, cut)
         )
         return [step], target
-    # At the depth cap: the oldest blocks go to the archive (a depth-0 note of ~30 tokens stands for them).
+    # At the depth cap: the oldest blocks go to the archive; a depth-0 note stands for them, saying what they listed
+    # (`_note`: the user's requests first), in at most `note_tokens`.
+    chars = note_chars(block_budget)
+    room -= note_tokens(chars)
     drop = 0
     while drop < len(blocks) and room < min_block:
         room += sizes[drop]
         drop += 1
-    room -= BLOCK_OVERHEAD_TOKENS  # the note
     steps: list[Step] = [
         DropBlocks(
             index=lay.record,
             count=drop,
             reason=f"summary chain at its depth cap ({max_depth}): the oldest {drop} summaries leave the context",
+            note_chars=chars,
         )
     ]
     target = capped(max(min_block, room))

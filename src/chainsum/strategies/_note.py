@@ -1,0 +1,186 @@
+"""The note that stands for what left the context without a summary (`Evict`, `DropBlocks`), and what it says.
+
+A note that only counted the messages ("4 earlier message(s) were moved to the archive without a summary.") carried
+nothing: the user's task of a Claude Code session at a 16K window was in no request after its first compaction but
+through recall (issue 21). A note now says, in the words of what it stands for, what the user asked (the first words
+of each request), and what the agent did (each tool call's command or path), within `NOTE_CHARS`: the session's
+first request first, then the newest ones that fit. Notes standing for summaries carry on the requests those
+summaries listed (an extractive summary's ``User requests:``, an earlier note's lines, else a summary's first line).
+
+A planner sets what a note may say (`note_chars`, on the `Evict` or `DropBlocks` step) and counts it at
+`note_tokens` (the most it may cost); the executor writes it with `archive_note`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import cast
+
+from ..chain import RecordBlock, block_id, is_record_message, record_blocks
+from ..messages import Message, ToolCall
+
+__all__ = [
+    "NOTE_CHARS",
+    "archive_note",
+    "blocks_lines",
+    "messages_lines",
+    "note_chars",
+    "note_text",
+    "note_tokens",
+]
+
+NOTE_CHARS = 600
+"""The most a note's lines may take beyond its first (about 150 tokens): enough for a few requests and calls. A
+planner gives a small budget's note less (`note_chars`)."""
+_LEAST_NOTE_CHARS = 120
+
+_REQUEST_WORDS = 16
+_CALL_CHARS = 70
+_SPACE = re.compile(r"\s+")
+_REQUESTS = "User requests:"
+_ACTIONS = "Actions taken:"
+_MORE = re.compile(r"^\(\d+ more\)$")
+_SUMMARY = "(summary) "
+"""Marks a summary's first line carried on among the requests (a summary that lists none)."""
+_SELF_LINE = re.compile(
+    r"^(?:State snapshot \(extractive\) of \d+ message\(s\)\.|\(\d+ more (?:items )?left out(?: for length)?\)|"
+    r"\[chainsum[^\]]*\]|No text content\.)$"
+)
+_TITLE = re.compile(r"^[A-Z][A-Za-z ]{2,40}:$")
+_PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "filepath", "target_file")
+_COMMAND_KEYS = ("command", "cmd", "script", "query", "pattern", "url")
+_HARNESS = ("<task-notification>", "<system-reminder>", "<command-", "<local-command-")
+"""How the user messages an agent's harness writes begin: notices, not requests."""
+
+
+def note_chars(room_tokens: int) -> int:
+    """What a note may say beyond its first line where the record has `room_tokens` for its blocks: as many
+    characters as that has tokens (a quarter of it, about), from 120 up to `NOTE_CHARS`. A 150-token note in a
+    1K window's record would take all of the summaries' share."""
+    return max(_LEAST_NOTE_CHARS, min(NOTE_CHARS, room_tokens))
+
+
+def note_tokens(chars: int) -> int:
+    """What a note of at most `chars` characters beyond its first line costs at most, its framing included."""
+    return chars * 2 // 7 + 50
+
+
+def _words(text: str, n: int) -> str:
+    words = _SPACE.split(text.strip())
+    return " ".join(words[:n]) + (" ..." if len(words) > n else "")
+
+
+def _call_text(call: ToolCall) -> str:
+    """The tool's name with its command or path (the first of them the arguments have), cut to `_CALL_CHARS`."""
+    try:
+        args: object = json.loads(call.arguments) if call.arguments else None
+    except ValueError:
+        args = None
+    what = ""
+    if isinstance(args, dict):
+        found = cast("dict[str, object]", args)
+        for key in (*_COMMAND_KEYS, *_PATH_KEYS):
+            value = found.get(key)
+            if isinstance(value, list) and value:
+                value = " ".join(str(v) for v in cast("list[object]", value))
+            if isinstance(value, str) and value.strip():
+                what = _SPACE.sub(" ", value.strip())
+                break
+    text = f"{call.name} {what}".strip()
+    return text if len(text) <= _CALL_CHARS else text[: _CALL_CHARS - 3] + "..."
+
+
+def messages_lines(messages: Sequence[Message]) -> tuple[list[str], list[str]]:
+    """What messages moved to the archive held, in their words: the first words of each user request, and each
+    tool call's name with its command or path (repeats once)."""
+    requests: list[str] = []
+    tools: list[str] = []
+    for m in messages:
+        if is_record_message(m):
+            reqs, calls = blocks_lines(record_blocks(m) or ())
+            requests += reqs
+            tools += calls
+        elif m.role == "user" and m.text.strip() and not m.text.lstrip().startswith(_HARNESS):
+            if not m.text.lstrip().startswith("[chainsum"):  # a recall block or another note of ours
+                requests.append(_words(m.text, _REQUEST_WORDS))
+        for call in m.tool_calls:
+            text = _call_text(call)
+            if text not in tools:
+                tools.append(text)
+    return requests, tools
+
+
+def blocks_lines(blocks: Sequence[RecordBlock]) -> tuple[list[str], list[str]]:
+    """What summary blocks (or notes) moved to the archive carried on: the requests and the actions an extractive
+    summary (or a note) listed, else a summary's first line of content among the requests (marked as such)."""
+    requests: list[str] = []
+    tools: list[str] = []
+    for block in blocks:
+        lines = [line.strip() for line in block.text.splitlines() if line.strip()]
+        listed = [r for r in _section(lines, _REQUESTS) if not r.startswith(_HARNESS)]
+        actions = _section(lines, _ACTIONS)
+        requests += [r if r.startswith("(") else _words(r, _REQUEST_WORDS) for r in listed]
+        tools += [a if len(a) <= _CALL_CHARS else a[: _CALL_CHARS - 3] + "..." for a in actions]
+        if listed or actions or any(_TITLE.match(line) for line in lines):
+            continue
+        first = next((line for line in lines if not _SELF_LINE.match(line)), None)
+        if first is not None:
+            requests.append(_SUMMARY + _words(first.removeprefix("- "), _REQUEST_WORDS))
+    return requests, tools
+
+
+def _section(lines: Sequence[str], title: str) -> list[str]:
+    """The ``- `` items of an extractive summary's (or a note's) section `title`, a count of those left out
+    (``(3 more)``) skipped."""
+    if title not in lines:
+        return []
+    out: list[str] = []
+    for line in lines[lines.index(title) + 1 :]:
+        if not line.startswith("- "):
+            break
+        if not _MORE.match(line[2:]):
+            out.append(line[2:])
+    return out
+
+
+def _fit(items: Sequence[str], room: int) -> list[str]:
+    """The first item and then the newest that fit `room` characters (each on a ``- `` line), in their order, with
+    a line saying how many were left out between them."""
+    if not items or room <= 0:
+        return []
+    first = items[0][:room]
+    chosen: list[str] = [first]
+    used = len(first) + 3
+    later: list[str] = []
+    for item in reversed(items[1:]):
+        if used + len(item) + 3 + 14 > room:
+            break
+        later.insert(0, item)
+        used += len(item) + 3
+    left = len(items) - 1 - len(later)
+    return [*chosen, *([f"({left} more)"] if left else []), *later]
+
+
+def note_text(count: int, requests: Sequence[str], tools: Sequence[str], chars: int = NOTE_CHARS) -> str:
+    """The note for `count` messages: its header, then the requests and the tool calls that fit `chars` (the
+    requests get the room first), in the sections an extractive summary writes, so a summary folding the note in
+    reads them as such."""
+    header = f"{count} earlier message(s) were moved to the archive without a summary."
+    lines = [header]
+    room = chars
+    kept = _fit(list(dict.fromkeys(r for r in requests if r)), room - len(_REQUESTS))
+    if kept:
+        lines += [_REQUESTS, *(f"- {r}" for r in kept)]
+        room -= len(_REQUESTS) + sum(len(r) + 3 for r in kept)
+    kept_tools = _fit(list(dict.fromkeys(t for t in tools if t)), room - len(_ACTIONS))
+    if kept_tools and room > len(_ACTIONS) + 20:
+        lines += [_ACTIONS, *(f"- {t}" for t in kept_tools)]
+    return "\n".join(lines)
+
+
+def archive_note(count: int, requests: Sequence[str], tools: Sequence[str], chars: int = NOTE_CHARS) -> RecordBlock:
+    """The depth-0 block standing for `count` messages moved to the archive without a summary (`note_text`)."""
+    text = note_text(count, requests, tools, chars)
+    return RecordBlock(id=block_id(text, 0, count), depth=0, messages=count, text=text)
