@@ -156,7 +156,17 @@ class ManagerConfig:
     trigger_token_ratio: float = 0.8
     """Summarize when estimated tokens / context window reaches this."""
     reset_token_ratio: float = 0.7
-    """Hysteresis: after a summarization, no new one until usage fell below this (or enough messages came)."""
+    """Hysteresis: after a summarization, no new one until usage fell below this (or enough messages came). It is
+    also how far a compaction goes (its budget, less the recall room)."""
+    cache_aware: bool = False
+    """Choose the reset ratio for the session's cost with prompt caching (`chainsum.manager._depth`: deeper, rarer
+    compactions), at most `reset_token_ratio`, the trigger kept. Off by default: deeper compactions keep fewer of the
+    newest messages verbatim (the proxy's fidelity test, tests/server/test_proxy_fidelity.py, then fails)."""
+    cached_price_ratio: float = 0.1
+    """The provider's price of a cached input token over a fresh one (the cost model's ``c``)."""
+    summarizer_price_ratio: float | None = None
+    """What summarizing one token of history costs, in fresh input tokens of the chat model (the cost model's
+    ``s``). None: 0 when the first summarizer is the extractive one, 1.5 otherwise."""
     emergency_token_ratio: float = 1.0
     """At or above this ratio the manager summarizes ignoring the cooldown: the request would overflow."""
     cooldown_messages: int = 4
@@ -468,6 +478,27 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "0.7",
         "Hysteresis: no new summarization until usage drops below this; must be below the trigger ratio.",
         range=Range(0, 1, max_inclusive=False),
+    ),
+    _var(
+        "cache_aware",
+        "bool",
+        "false",
+        "Choose the reset ratio (at most the one set) for the cost with prompt caching: deeper, rarer compactions.",
+    ),
+    _var(
+        "cached_price_ratio",
+        "float",
+        "0.1",
+        "Price of a cached input token over a fresh one (the cache-aware choice's cost model).",
+        range=Range(0, 1),
+    ),
+    _var(
+        "summarizer_price_ratio",
+        "float",
+        "",
+        "Cost of summarizing one token, in fresh input tokens; unset: 0 for the extractive summarizer, 1.5 otherwise.",
+        range=Range(0, None),
+        optional=True,
     ),
     _var(
         "emergency_token_ratio",

@@ -51,6 +51,7 @@ from ._build import build_record, removed_messages
 from ._codec import Codec, alternating
 from ._compaction import CompactionSettings
 from ._config import ManagerConfig
+from ._depth import CompactionChoice, choose_depth
 from ._events import (
     EventBus,
     EventCallback,
@@ -194,6 +195,11 @@ class ContextManager:
         self.summarizers: tuple[AnySummarizer, ...] = (
             tuple(summarizers) if summarizers else summarizers_from_config(self.config)
         )
+        self.choice: CompactionChoice = choose_depth(self.config, self.summarizers, self.window)
+        """The trigger and reset ratios this manager uses and why (`chainsum.manager._depth`: with ``cache_aware``,
+        the reset chosen for the cost with prompt caching); `config` is the configuration with them."""
+        self.config = self.choice.config
+        logger.debug("session=<%s> | %s", session, self.choice.why)
         self.strategy: str | Strategy = strategy or self.config.strategy
         self.compaction = CompactionSettings.from_config(
             self.config, strategy=self.strategy, summarizers=self.summarizers
