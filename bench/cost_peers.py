@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -84,18 +85,8 @@ class Chainsum:
     def __post_init__(self) -> None:
         summarizer: Any = self.summary
         if self.extractive:
-            extractive = ExtractiveSummarizer()
-            counted = self.summary
-            counted.priced = False
-
-            async def count(text: str) -> str:
-                counted.calls += 1
-                counted.input_tokens += COUNTER.count_text(text)
-                out = await extractive(text)
-                counted.output_tokens += COUNTER.count_text(out)
-                return out
-
-            summarizer = count
+            self.summary.priced = False
+            summarizer = _Counted(ExtractiveSummarizer(), self.summary)
         self.manager = ContextManager(
             self.config, context_window=self.window, summarizers=[summarizer], provider=self.provider
         )
@@ -104,6 +95,23 @@ class Chainsum:
         assert self.manager is not None
         self.history.extend(new)
         return list((await self.manager.prepare(self.history)).messages)
+
+
+@dataclass
+class _Counted:
+    """chainsum's extractive summarizer, its calls and tokens counted in `counted` (priced at 0). ``inner`` is the
+    summarizer itself, as `chainsum.manager.CountingSummarizer` has it: how the manager sees that it calls no
+    model (its cache-aware choice prices a model-free summarizer at 0)."""
+
+    inner: ExtractiveSummarizer
+    counted: FixedRatioSummary
+
+    async def __call__(self, text: str) -> str:
+        self.counted.calls += 1
+        self.counted.input_tokens += COUNTER.count_text(text)
+        out = await self.inner(text)
+        self.counted.output_tokens += COUNTER.count_text(out)
+        return out
 
 
 # LangChain -------------------------------------------------------------------------------------------------------
@@ -257,7 +265,74 @@ class Zrb:
         return list(load_messages(self.state))
 
 
-PEERS: dict[str, type[Any]] = {"langchain": LangChain, "langmem": LangMem, "zrb": Zrb}
+# Strands ---------------------------------------------------------------------------------------------------------
+@dataclass
+class Strands:
+    """``SummarizingConversationManager(proactive_compression={"compression_threshold": 0.8})`` as a Strands agent
+    runs it, without the agent: before each model call its threshold check (the projected request over the
+    threshold share of ``context_window_limit``: `reduce_context` with no error, best-effort), then the provider's
+    refusal of a request over the window, on which the agent calls ``reduce_context(agent, e)`` and asks again (its
+    overflow recovery; what it cannot reduce raises, and the request goes as it is, over the window). The agent's
+    messages are Bedrock Converse dicts (Strands' own); its summary comes from `_generate_summary`, replaced here by
+    the fixed-ratio summary of the messages' text (the real one sends them to the agent's model), re-roled as the
+    user-role message Strands keeps."""
+
+    window: int
+    provider: str
+    name: str = "strands"
+    summary: FixedRatioSummary = field(default_factory=FixedRatioSummary)
+    state: list[Any] = field(default_factory=list[Any])
+    system: Any = None
+    manager: Any = None
+
+    def __post_init__(self) -> None:
+        from strands.agent.conversation_manager import SummarizingConversationManager
+
+        from chainsum.testing.retention import texts
+
+        logging.getLogger("strands").setLevel(logging.CRITICAL)  # each failed reduction logs; the table counts them
+        self.manager = SummarizingConversationManager(proactive_compression={"compression_threshold": TRIGGER})
+        summary = self.summary
+
+        def generate(messages: list[Any], agent: Any) -> Any:
+            text = "\n".join(texts([m]) for m in formats.load({"messages": messages}, "bedrock").messages)
+            return {"role": "user", "content": [{"text": summary(text)}]}
+
+        self.manager._generate_summary = generate
+
+    def _request(self) -> list[Message]:
+        data: dict[str, Any] = {"messages": self.state}
+        if self.system:
+            data["system"] = self.system
+        return list(formats.load(data, "bedrock").messages)
+
+    async def request(self, new: Sequence[Message]) -> list[Message]:
+        dumped: dict[str, Any] = formats.dump(list(new), "bedrock")
+        if dumped.get("system"):
+            self.system = [*(self.system or []), *dumped["system"]]
+        self.state.extend(dumped["messages"])
+        agent = _StrandsAgent(self.state)
+        if COUNTER.count_messages(self._request()) >= TRIGGER * self.window:
+            self.manager.reduce_context(agent)  # proactive: best-effort, errors swallowed by Strands
+        for _ in range(10):  # the provider refuses; the agent reduces and asks again (Strands' PR #3350 bound)
+            if COUNTER.count_messages(self._request()) <= self.window:
+                break
+            try:
+                self.manager.reduce_context(agent, RuntimeError("context window overflow"))
+            except Exception:  # nothing left to summarize: the request goes over the window
+                break
+        self.state = agent.messages
+        return self._request()
+
+
+@dataclass
+class _StrandsAgent:
+    """What `SummarizingConversationManager` reads of its agent when its summary is generated elsewhere."""
+
+    messages: list[Any]
+
+
+PEERS: dict[str, type[Any]] = {"langchain": LangChain, "langmem": LangMem, "strands": Strands, "zrb": Zrb}
 
 
 def drive(peer: Peer, cuts: Sequence[tuple[Sequence[Message], int]]) -> list[list[Message]]:
