@@ -51,8 +51,16 @@ _SELF_LINE = re.compile(
 _TITLE = re.compile(r"^[A-Z][A-Za-z ]{2,40}:$")
 _PATH_KEYS = ("file_path", "notebook_path", "path", "file", "filename", "filepath", "target_file")
 _COMMAND_KEYS = ("command", "cmd", "script", "query", "pattern", "url")
-_HARNESS = ("<task-notification>", "<system-reminder>", "<command-", "<local-command-")
-"""How the user messages an agent's harness writes begin: notices, not requests."""
+_HARNESS = (
+    "<task-notification>",
+    "<system-reminder>",
+    "<command-",
+    "<local-command-",
+    "<environment_context>",
+    "Base directory for this skill:",
+)
+"""How the user messages an agent's harness writes begin (Claude Code's notices, reminders, commands and skills,
+Codex's environment): not requests, and a note's room goes to the requests."""
 
 
 def note_chars(room_tokens: int) -> int:
