@@ -146,19 +146,7 @@ _QUESTION = "What do you remember about me?"
 @pytest.mark.corpus
 @pytest.mark.parametrize(
     "window",
-    [
-        pytest.param(
-            1000,
-            marks=pytest.mark.xfail(
-                reason="at 1,000 tokens the record folds on every other compaction, and at the depth cap "
-                "(max_summary_chain_depth 3) its summaries leave the context for the archive, their facts with "
-                "them: 32 of 96 facts against truncation's 40; 42 with a cap of 4, 66 with 9 "
-                "(bench/bench_summaries.py --parts b --chain-depth N)",
-                strict=True,
-            ),
-        ),
-        2000,
-    ],
+    [1000, 2000],
 )
 def test_memorybank_facts_without_recall_are_at_least_truncations(window: int) -> None:
     """Every memorybank chat fed request by request with recall off keeps, in all, at least as many of the facts

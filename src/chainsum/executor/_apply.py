@@ -60,7 +60,7 @@ def archived_note(gone: Sequence[Message], chars: int = NOTE_CHARS) -> RecordBlo
     nothing)."""
     blocks = [record_blocks(m) for m in gone]
     count = sum(sum(b.messages for b in bs) if bs is not None else 1 for bs in blocks)
-    return archive_note(count, *messages_lines(gone), chars)
+    return archive_note(count, messages_lines(gone), chars)
 
 
 def _dropped(record: Message, count: int, chars: int) -> Message:
@@ -69,7 +69,7 @@ def _dropped(record: Message, count: int, chars: int) -> Message:
     blocks = record_blocks(record) or ()
     gone = blocks[:count]
     total = sum(b.messages for b in gone)
-    note = archive_note(total, *blocks_lines(gone), chars)
+    note = archive_note(total, blocks_lines(gone), chars)
     return record_message([note, *blocks[count:]], "system" if record.role == "system" else "user")
 
 

@@ -17,7 +17,7 @@ from ._auto import AutoStrategy
 from ._guard import STRATEGIES, StrategyOptions, TailGuard, strategy_named
 from ._mask import CLIP_MARKER, MASK_PREFIX, MaskStrategy, clip_result, is_masked, mask_result, widened_mask
 from ._mask_calls import ARGUMENT_MASK_PREFIX, mask_call
-from ._note import NOTE_CHARS, archive_note, blocks_lines, messages_lines
+from ._note import NOTE_CHARS, Carried, archive_note, blocks_lines, messages_lines
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize, SummarizePart
 from ._ratio import RatioStrategy
 from ._safe_split import SafeSplitConfig, SafeSplitStrategy
@@ -30,6 +30,7 @@ __all__ = [
     "NOTE_CHARS",
     "STRATEGIES",
     "AutoStrategy",
+    "Carried",
     "Clip",
     "DropBlocks",
     "Evict",

@@ -5,7 +5,10 @@ nothing: the user's task of a Claude Code session at a 16K window was in no requ
 through recall (issue 21). A note now says, in the words of what it stands for, what the user asked (the first words
 of each request), and what the agent did (each tool call's command or path), within `NOTE_CHARS`: the session's
 first request first, then the newest ones that fit. Notes standing for summaries carry on the requests those
-summaries listed (an extractive summary's ``User requests:``, an earlier note's lines, else a summary's first line).
+summaries listed (an extractive summary's ``User requests:``, an earlier note's lines, else a summary's first line),
+and their ``Identifiers:`` in the order listed: at a 1,000-token window a chat's record reaches the depth cap every
+few compactions, and a note keeping only requests lost the names, places and dates the summaries had kept
+(memorybank kept fewer facts than plain truncation).
 
 A planner sets what a note may say (`note_chars`, on the `Evict` or `DropBlocks` step) and counts it at
 `note_tokens` (the most it may cost); the executor writes it with `archive_note`.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import cast
 
 from ..chain import RecordBlock, block_id, is_record_message, record_blocks
@@ -23,6 +27,7 @@ from ..messages import Message, ToolCall
 
 __all__ = [
     "NOTE_CHARS",
+    "Carried",
     "archive_note",
     "blocks_lines",
     "messages_lines",
@@ -41,6 +46,8 @@ _CALL_CHARS = 70
 _SPACE = re.compile(r"\s+")
 _REQUESTS = "User requests:"
 _ACTIONS = "Actions taken:"
+_IDENTIFIERS = "Identifiers:"
+_DENSE = 2
 _MORE = re.compile(r"^\(\d+ more\)$")
 _SUMMARY = "(summary) "
 """Marks a summary's first line carried on among the requests (a summary that lists none)."""
@@ -75,6 +82,16 @@ def note_tokens(chars: int) -> int:
     return chars * 2 // 7 + 50
 
 
+@dataclass(frozen=True, slots=True)
+class Carried:
+    """What a note carries on of what it stands for: the user's requests, the actions (tool calls), and the
+    identifiers earlier summaries listed, each in its order."""
+
+    requests: tuple[str, ...] = ()
+    actions: tuple[str, ...] = ()
+    identifiers: tuple[str, ...] = ()
+
+
 def _words(text: str, n: int) -> str:
     words = _SPACE.split(text.strip())
     return " ".join(words[:n]) + (" ..." if len(words) > n else "")
@@ -100,16 +117,18 @@ def _call_text(call: ToolCall) -> str:
     return text if len(text) <= _CALL_CHARS else text[: _CALL_CHARS - 3] + "..."
 
 
-def messages_lines(messages: Sequence[Message]) -> tuple[list[str], list[str]]:
+def messages_lines(messages: Sequence[Message]) -> Carried:
     """What messages moved to the archive held, in their words: the first words of each user request, and each
-    tool call's name with its command or path (repeats once)."""
+    tool call's name with its command or path (repeats once); a record among them carries on what its blocks did."""
     requests: list[str] = []
     tools: list[str] = []
+    identifiers: list[str] = []
     for m in messages:
         if is_record_message(m):
-            reqs, calls = blocks_lines(record_blocks(m) or ())
-            requests += reqs
-            tools += calls
+            inner = blocks_lines(record_blocks(m) or ())
+            requests += inner.requests
+            tools += inner.actions
+            identifiers += inner.identifiers
         elif m.role == "user" and m.text.strip() and not m.text.lstrip().startswith(_HARNESS):
             if not m.text.lstrip().startswith("[chainsum"):  # a recall block or another note of ours
                 requests.append(_words(m.text, _REQUEST_WORDS))
@@ -117,26 +136,29 @@ def messages_lines(messages: Sequence[Message]) -> tuple[list[str], list[str]]:
             text = _call_text(call)
             if text not in tools:
                 tools.append(text)
-    return requests, tools
+    return Carried(tuple(requests), tuple(tools), tuple(identifiers))
 
 
-def blocks_lines(blocks: Sequence[RecordBlock]) -> tuple[list[str], list[str]]:
-    """What summary blocks (or notes) moved to the archive carried on: the requests and the actions an extractive
-    summary (or a note) listed, else a summary's first line of content among the requests (marked as such)."""
+def blocks_lines(blocks: Sequence[RecordBlock]) -> Carried:
+    """What summary blocks (or notes) moved to the archive carried on: the requests, the actions and the
+    identifiers an extractive summary (or a note) listed, else a summary's first line of content among the requests
+    (marked as such). The newest block's identifiers come first: a fold reads the first listed as the most recent."""
     requests: list[str] = []
     tools: list[str] = []
+    identifiers: list[str] = []
     for block in blocks:
         lines = [line.strip() for line in block.text.splitlines() if line.strip()]
         listed = [r for r in _section(lines, _REQUESTS) if not r.startswith(_HARNESS)]
         actions = _section(lines, _ACTIONS)
         requests += [r if r.startswith("(") else _words(r, _REQUEST_WORDS) for r in listed]
         tools += [a if len(a) <= _CALL_CHARS else a[: _CALL_CHARS - 3] + "..." for a in actions]
+        identifiers[:0] = _section(lines, _IDENTIFIERS)
         if listed or actions or any(_TITLE.match(line) for line in lines):
             continue
         first = next((line for line in lines if not _SELF_LINE.match(line)), None)
         if first is not None:
             requests.append(_SUMMARY + _words(first.removeprefix("- "), _REQUEST_WORDS))
-    return requests, tools
+    return Carried(tuple(requests), tuple(tools), tuple(identifiers))
 
 
 def _section(lines: Sequence[str], title: str) -> list[str]:
@@ -171,24 +193,45 @@ def _fit(items: Sequence[str], room: int) -> list[str]:
     return [*chosen, *([f"({left} more)"] if left else []), *later]
 
 
-def note_text(count: int, requests: Sequence[str], tools: Sequence[str], chars: int = NOTE_CHARS) -> str:
-    """The note for `count` messages: its header, then the requests and the tool calls that fit `chars` (the
-    requests get the room first), in the sections an extractive summary writes, so a summary folding the note in
-    reads them as such."""
+def _leading(items: Sequence[str], room: int) -> list[str]:
+    """The first `items` that fit `room` characters together (each on a ``- `` line), in their order. Identifiers
+    are dense text (digits, dashes, short words: about a token for every two or three characters where prose has
+    one for every four), so each counts at `_DENSE` times its length: the note stays within `note_tokens`."""
+    out: list[str] = []
+    for item in items:
+        cost = (len(item) + 3) * _DENSE
+        if cost > room:
+            break
+        out.append(item)
+        room -= cost
+    return out
+
+
+def note_text(count: int, carried: Carried, chars: int = NOTE_CHARS) -> str:
+    """The note for `count` messages: its header, then what it carries that fits `chars`: the requests first, then
+    the identifiers (half of what is left when there are actions too) and the actions, in the sections an
+    extractive summary writes, so a summary folding the note in reads them as such."""
     header = f"{count} earlier message(s) were moved to the archive without a summary."
     lines = [header]
     room = chars
-    kept = _fit(list(dict.fromkeys(r for r in requests if r)), room - len(_REQUESTS))
+    kept = _fit(list(dict.fromkeys(r for r in carried.requests if r)), room - len(_REQUESTS))
     if kept:
         lines += [_REQUESTS, *(f"- {r}" for r in kept)]
         room -= len(_REQUESTS) + sum(len(r) + 3 for r in kept)
-    kept_tools = _fit(list(dict.fromkeys(t for t in tools if t)), room - len(_ACTIONS))
+    actions = list(dict.fromkeys(t for t in carried.actions if t))
+    share = room // 2 if actions else room
+    names = _leading(list(dict.fromkeys(i for i in carried.identifiers if i)), share - len(_IDENTIFIERS))
+    if names:
+        room -= len(_IDENTIFIERS) + sum(len(i) + 3 for i in names) * _DENSE
+    kept_tools = _fit(actions, room - len(_ACTIONS))
     if kept_tools and room > len(_ACTIONS) + 20:
         lines += [_ACTIONS, *(f"- {t}" for t in kept_tools)]
+    if names:
+        lines += [_IDENTIFIERS, *(f"- {i}" for i in names)]
     return "\n".join(lines)
 
 
-def archive_note(count: int, requests: Sequence[str], tools: Sequence[str], chars: int = NOTE_CHARS) -> RecordBlock:
+def archive_note(count: int, carried: Carried, chars: int = NOTE_CHARS) -> RecordBlock:
     """The depth-0 block standing for `count` messages moved to the archive without a summary (`note_text`)."""
-    text = note_text(count, requests, tools, chars)
+    text = note_text(count, carried, chars)
     return RecordBlock(id=block_id(text, 0, count), depth=0, messages=count, text=text)
