@@ -32,9 +32,9 @@ Choices the spec leaves open, written down here:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, assert_never, cast
+from typing import Literal, TypeAlias, TypeVar, assert_never, cast
 
 from ..chain import is_summary_message, record_blocks, summary_text, unforgeable_nonce
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult
@@ -283,12 +283,7 @@ class Bodies:
 
     def raw(self, message: Message) -> str:
         """`message`'s text before clipping and escaping (`_raw_body`)."""
-        entry = self._raw.get(id(message))
-        if entry is not None and entry[0] is message:
-            return entry[1]
-        text = _raw_body(message)
-        self._raw[id(message)] = (message, text)
-        return text
+        return _remembered(self._raw, id(message), message, lambda: _raw_body(message))
 
     def length(self, message: Message) -> int:
         """`body_length(message)`."""
@@ -296,31 +291,42 @@ class Bodies:
 
     def body(self, message: Message, limit: int | None = None) -> str:
         """`render_body(message, limit)`, the same string object each time it is asked again."""
-        key = (id(message), limit)
-        entry = self._rendered.get(key)
-        if entry is not None and entry[0] is message:
-            return entry[1]
-        body = self.raw(message)
-        if limit is not None:
-            body = clip_body(body, limit)
-        text = _escape(body) if body else "[empty]"
-        self._rendered[key] = (message, text)
-        return text
+
+        def render() -> str:
+            body = self.raw(message)
+            if limit is not None:
+                body = clip_body(body, limit)
+            return _escape(body) if body else "[empty]"
+
+        return _remembered(self._rendered, (id(message), limit), message, render)
 
     def content(self, message: Message, limit: int | None) -> tuple[_Block, ...]:
         """The content blocks `message` adds to a transcript: its body, or the summaries an earlier summary
         message carries (`_summary_bodies`)."""
-        key = (id(message), limit)
-        entry = self._blocks.get(key)
-        if entry is not None and entry[0] is message:
-            return entry[1]
-        summaries = _summary_bodies(message)
-        if summaries is None:
-            blocks: tuple[_Block, ...] = (_block(message.role, "content", self.body(message, limit)),)
-        else:  # an earlier summary being folded in: partial summaries, not a user or assistant speaking
-            blocks = tuple(_block("summary", "content", _escape(text)) for text in summaries)
-        self._blocks[key] = (message, blocks)
-        return blocks
+
+        def blocks() -> tuple[_Block, ...]:
+            summaries = _summary_bodies(message)
+            if summaries is None:
+                return (_block(message.role, "content", self.body(message, limit)),)
+            # an earlier summary being folded in: partial summaries, not a user or assistant speaking
+            return tuple(_block("summary", "content", _escape(text)) for text in summaries)
+
+        return _remembered(self._blocks, (id(message), limit), message, blocks)
+
+
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
+
+
+def _remembered(table: dict[_K, tuple[Message, _V]], key: _K, message: Message, make: Callable[[], _V]) -> _V:
+    """`table`'s value for `key` if it was made for `message` itself (the entry keeps the message, so its id is not
+    reused while remembered), else `make()`, remembered: `Bodies`' one way to look up and fill its tables."""
+    entry = table.get(key)
+    if entry is not None and entry[0] is message:
+        return entry[1]
+    value = make()
+    table[key] = (message, value)
+    return value
 
 
 def _block(role: str, section: Literal["context", "content"], body: str) -> _Block:
