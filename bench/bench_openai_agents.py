@@ -59,7 +59,7 @@ from chainsum.testing import iter_documents
 from chainsum.testing.agent_script import AgentScript, concat_scripts, script_from_messages
 from chainsum.testing.openai_agents import ReplayModel, script_tools
 from chainsum.tokens import HeuristicCounter
-from phase_report import phase_lines
+from phase_report import replay_breakdown
 
 VARIANTS = ("sqlite", "sdk-limit", "chainsum")
 
@@ -244,12 +244,16 @@ def main() -> None:
             f"{c.input_tokens / s.input_tokens:.2f}x input tokens; requests over the window {c.over} vs {s.over}"
         )
         if c.profile is not None:
-            share = c.profile.seconds / c.chainsum_seconds if c.chainsum_seconds else 0.0
             print(
-                f"chainsum: where its time went (its fastest replay): {c.profile.calls} prepare calls (get_items "
-                f"and the filter), {share:.0%} of the time in chainsum"
+                replay_breakdown(
+                    c.profile,
+                    calls=c.calls,
+                    inside_seconds=c.chainsum_seconds,
+                    where="chainsum",
+                    prepare_note=" (get_items and the filter)",
+                    summarizer_s=c.summarizer_s,
+                )
             )
-            print(phase_lines(c.profile, per=c.calls, label="model call", summarizer_s=c.summarizer_s))
 
 
 if __name__ == "__main__":

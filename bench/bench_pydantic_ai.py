@@ -64,7 +64,7 @@ from chainsum.summarize import ExtractiveSummarizer, render_transcript
 from chainsum.testing import iter_documents
 from chainsum.testing.pydantic_ai import INSTRUCTIONS, Replay, orphans, stand_ins
 from chainsum.tokens import HeuristicCounter
-from phase_report import phase_lines
+from phase_report import replay_breakdown
 
 VARIANTS = ("none", "keep-last", "docs-summarize", "chainsum")
 
@@ -250,12 +250,15 @@ def _print(session: Session, results: dict[str, Result]) -> None:
         f"per call, {c.input_tokens / k.input_tokens:.2f}x input tokens"
     )
     if c.profile is not None:
-        share = c.profile.seconds / c.processor_seconds if c.processor_seconds else 0.0
         print(
-            f"chainsum: where its time went (its fastest replay): {c.profile.calls} prepare calls, "
-            f"{share:.0%} of the time in the processor"
+            replay_breakdown(
+                c.profile,
+                calls=c.calls,
+                inside_seconds=c.processor_seconds,
+                where="the processor",
+                summarizer_s=c.summarizer_s,
+            )
         )
-        print(phase_lines(c.profile, per=c.calls, label="model call", summarizer_s=c.summarizer_s))
 
 
 def main() -> None:

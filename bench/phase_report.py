@@ -22,3 +22,23 @@ def phase_lines(
             f"({summarizer_s / pipeline:.0%} of pipeline; the rest is planning, applying and checking)"
         )
     return "\n".join(lines)
+
+
+def replay_breakdown(
+    profile: PhaseTimes,
+    *,
+    calls: int,
+    inside_seconds: float,
+    where: str,
+    prepare_note: str = "",
+    summarizer_s: float | None = None,
+) -> str:
+    """The lines an integration benchmark prints under its totals for chainsum's fastest replay: how many `prepare`
+    calls it made (`prepare_note` says where from), what share of the time spent `where` (`inside_seconds`) they
+    took, then `phase_lines` per model call."""
+    share = profile.seconds / inside_seconds if inside_seconds else 0.0
+    head = (
+        f"chainsum: where its time went (its fastest replay): {profile.calls} prepare calls{prepare_note}, "
+        f"{share:.0%} of the time in {where}"
+    )
+    return head + "\n" + phase_lines(profile, per=calls, label="model call", summarizer_s=summarizer_s)
