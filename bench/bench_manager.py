@@ -74,9 +74,12 @@ from chainsum.messages import Message
 from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import corpora_root, iter_documents
+from chainsum.testing.chat_facts import memorybank_chats
 from chainsum.testing.sessions import chat
 from chainsum.tokens import HeuristicCounter
 from phase_report import phase_lines
+
+_COMPANION = "You are an AI companion who remembers your earlier talks with the user."
 
 PARTS = "abcdef"
 LONG_CHAT_DEFAULT = 20_000
@@ -285,25 +288,6 @@ def chat_manager(
     )
 
 
-def memorybank_chats() -> list[list[dict[str, Any]]] | None:
-    root = corpora_root()
-    path = root / "memorybank" / "memory_bank_en.json" if root else None
-    if path is None or not path.is_file():
-        return None
-    chats: list[list[dict[str, Any]]] = []
-    for entry in json.loads(path.read_text(encoding="utf-8")).values():
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": "You are an AI companion who remembers your earlier talks with the user."}
-        ]
-        for date, exchanges in entry["history"].items():
-            for k, exchange in enumerate(exchanges):
-                query = f"[{date}] {exchange['query']}" if k == 0 else exchange["query"]
-                messages.append({"role": "user", "content": query})
-                messages.append({"role": "assistant", "content": exchange["response"]})
-        chats.append(messages)
-    return chats
-
-
 def fed_line(fed: Fed) -> str:
     return (
         f"requests={fed.requests:>6}  over-window={fed.over_window} (target 0)  compactions={fed.compactions:>5}  "
@@ -342,8 +326,8 @@ def bench_long_chat(n_messages: int, windows: list[int], mb_windows: list[int]) 
         print(f"  {'compactions / 1,000 msgs':<30}" + "".join(f"{x:>13.1f}" for x in comp))
         print(f"  {'summarizer calls / 1,000 msgs':<30}" + "".join(f"{x:>13.1f}" for x in calls))
         print(f"  {'seconds':<30}" + "".join(f"{x:>13.1f}" for x in secs))
-    chats = memorybank_chats()
-    if chats is None:
+    chats = memorybank_chats(corpora_root(), _COMPANION)
+    if not chats:
         print("memorybank: corpus not found")
         return results
     sizes = [len(c) for c in chats]

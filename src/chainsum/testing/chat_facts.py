@@ -84,15 +84,18 @@ def prepared_without_recall(
     return list(manager.prepare_sync(history).messages)
 
 
-def memorybank_chats(root: Path | None) -> list[list[dict[str, Any]]]:
-    """The memorybank chats under `root` (``memorybank/memory_bank_en.json``), as OpenAI chat messages with a
-    system prompt, each day's first user message opened with its date (``[2023-04-27] ...``); [] without it."""
+_COMPANION = "You are an AI companion who remembers the user."
+
+
+def memorybank_chats(root: Path | None, system: str = _COMPANION) -> list[list[dict[str, Any]]]:
+    """The memorybank chats under `root` (``memorybank/memory_bank_en.json``), as OpenAI chat messages with the
+    `system` prompt, each day's first user message opened with its date (``[2023-04-27] ...``); [] without it."""
     path = root / "memorybank" / "memory_bank_en.json" if root else None
     if path is None or not path.is_file():
         return []
     chats: list[list[dict[str, Any]]] = []
     for entry in json.loads(path.read_text(encoding="utf-8")).values():
-        out: list[dict[str, Any]] = [{"role": "system", "content": "You are an AI companion who remembers the user."}]
+        out: list[dict[str, Any]] = [{"role": "system", "content": system}]
         for date, exchanges in entry["history"].items():
             for k, exchange in enumerate(exchanges):
                 query = f"[{date}] {exchange['query']}" if k == 0 else exchange["query"]
