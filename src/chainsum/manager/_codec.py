@@ -137,6 +137,9 @@ class Codec:
         """(item index, message index) of the last turn start: items from it on convert alone."""
         self.fresh_from = 0
         """Items from this index on were converted by the latest `read` (those before it were known already)."""
+        self._vouched: object = None
+        """The input `rereads_little` found to extend the items read, all but the last unchanged: the `read` right
+        after it (`ContextManager.prepare_quiet`) need not compare them again. Any `read` clears it."""
 
     # reading ------------------------------------------------------------------------------------------------------
     def _kind(self, items: Sequence[object]) -> str:
@@ -191,15 +194,24 @@ class Codec:
         equal to itself, and a stale copy of the question being retried must never be sent or counted."""
         n_old = len(self.items)
         self.fresh_from = len(items)
+        vouched, self._vouched = self._vouched, None
         if items and self.items and self._kind(items) == self.format:
             prefix = items[:n_old] if isinstance(items, list) else list(items[:n_old])
-            if n_old <= len(items) and prefix == self.items:
+            # All but the last item compared once, in C (or not at all: `rereads_little` compared them just now),
+            # then the last: a client that moves a marker onto its newest message (Claude Code's cache_control)
+            # changes only that one, and its first change is found without walking the history again.
+            head = n_old <= len(items) and (vouched is items or prefix[: n_old - 1] == self.items[: n_old - 1])
+            if head and prefix[n_old - 1] == self.items[n_old - 1]:
                 if len(items) > n_old or self.format not in _LOCAL | {"messages"}:
                     return self._extend(items, n_old)
                 if self.format != "messages":  # the last item again: a retried question is often edited in place
                     return self._extend(items, n_old - 1)
                 return len(self.messages)
-            common = next((k for k, (a, b) in enumerate(zip(prefix, self.items, strict=False)) if a != b), len(prefix))
+            if head:
+                common = n_old - 1
+            else:
+                pairs = enumerate(zip(prefix, self.items, strict=False))
+                common = next((k for k, (a, b) in pairs if a != b), len(prefix))
             if common > 0:  # an earlier item changed (Claude Code moves its cache_control marker every request)
                 return self._extend(items, self._restart_at(items, common))
         self.items, self.messages, self.src, self._restart = [], [], [], (0, 0)
@@ -269,6 +281,7 @@ class Codec:
         fmt = self.format
         if not n_old or len(items) < n_old or fmt is None or fmt == "messages":
             return False
+        self._vouched = None
         head = items[: n_old - 1] if isinstance(items, list) else list(items[: n_old - 1])
         if head != self.items[: n_old - 1]:
             return False
@@ -288,7 +301,12 @@ class Codec:
             budget = _chars_within(item, budget)
             if budget < 0:
                 return False
+        self._vouched = items
         return True
+
+    def forget_vouched(self) -> None:
+        """Drop what `rereads_little` found, when no `read` of that input follows (the caller changed its mind)."""
+        self._vouched = None
 
     # writing ------------------------------------------------------------------------------------------------------
     def write(self, messages: Sequence[Message]) -> list[Any]:

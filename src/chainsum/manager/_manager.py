@@ -592,6 +592,7 @@ class ContextManager:
                 return None
             return self._prepared(frame, None, ())
         finally:
+            self._codec.forget_vouched()
             if profile is not None:
                 profile.stop()
 

@@ -17,6 +17,7 @@ under a 10-digit scope is shown to the admin token only.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -54,10 +55,16 @@ class SessionKey:
 
 def credential_scope(headers: Mapping[str, str]) -> str:
     """16 hex digits of the SHA-256 of the client's credentials (``anon`` when it sent none)."""
+    return _scopes(headers)[0]
+
+
+def _scopes(headers: Mapping[str, str]) -> tuple[str, str]:
+    """The credential scope, and the one of earlier versions (10 hex digits), from one hash."""
     secret = headers.get("authorization") or headers.get("x-api-key") or ""
     if not secret:
-        return "anon"
-    return hashlib.sha256(secret.encode()).hexdigest()[:16]
+        return "anon", "anon"
+    digest = hashlib.sha256(secret.encode()).hexdigest()
+    return digest[:16], digest[:10]
 
 
 def escape_name(name: str) -> str:
@@ -90,13 +97,11 @@ def _clean(name: str) -> str:
     return _UNSAFE.sub("_", name.strip())[:_MAX_NAME]
 
 
-def _legacy_scope(headers: Mapping[str, str]) -> str:
-    """The credential scope of earlier versions: 10 hex digits."""
-    secret = headers.get("authorization") or headers.get("x-api-key") or ""
-    return hashlib.sha256(secret.encode()).hexdigest()[:10] if secret else "anon"
-
-
+@functools.lru_cache(maxsize=4096)
 def _key(name: str, source: str, scope: str, legacy_scope: str) -> SessionKey:
+    """The key of session `name` (remembered: a client names the same session on every request, and escaping and
+    labelling its name character by character cost more than the rest of finding its session; the arguments are a
+    name and hashes, never a credential)."""
     session = f"{escape_name(name)}~{scope}"
     legacy = f"{_clean(name)}~{legacy_scope}"
     return SessionKey(session, _label(name), source, None if legacy == session else legacy)
@@ -146,7 +151,7 @@ def session_key(
     headers: Mapping[str, str], body: Mapping[str, Any], *, system: object, messages: Sequence[Any]
 ) -> SessionKey:
     """The session of a request (see the module docstring), its id scoped by the client's credentials."""
-    scope, legacy_scope = credential_scope(headers), _legacy_scope(headers)
+    scope, legacy_scope = _scopes(headers)
     for name in SESSION_HEADERS:
         value = headers.get(name, "").strip()
         if value:
