@@ -158,7 +158,7 @@ async def _proxy(request: Request, route: _Route) -> Response:
     try:
         return await _handle(request, route, state, started)
     except ProxyError as exc:
-        state.metrics.requests.labels(route=route.name, status=str(exc.status)).inc()
+        state.metrics.count_request(route.name, exc.status)
         return provider_error(route.dialect, exc.status, exc.message, exc.field)
 
 
@@ -201,7 +201,7 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
             logger.exception("route=<%s> | preparing the request failed; sending it unchanged", route.name)
             state.metrics.failures.inc()
             extra["X-Chainsum-Error"] = "chainsum failed; request sent unchanged"
-    state.metrics.prepare_seconds.labels(route=route.name).observe(time.perf_counter() - started)
+    state.metrics.observe_prepare(route.name, time.perf_counter() - started)
     content = raw
     event: SummarizationEvent | None = None
     if prepared is not None:
@@ -282,8 +282,8 @@ async def _forward(
         )
     except UpstreamError as exc:
         raise ProxyError(504 if exc.timeout else 502, f"upstream {url} {exc}") from None
-    state.metrics.upstream_seconds.labels(route=route.name).observe(time.perf_counter() - sent)
-    state.metrics.requests.labels(route=route.name, status=str(response.status)).inc()
+    state.metrics.observe_upstream(route.name, time.perf_counter() - sent)
+    state.metrics.count_request(route.name, response.status)
     prefix = b""
     if event is not None and response.streaming and response.status == 200:
         session = extra.get("X-Chainsum-Session", "")
@@ -348,7 +348,7 @@ async def other(request: Request) -> Response:
         extra = {HEADER: "unknown-route"}
         return await _forward(request, _Route("other", dialect, "", "", "", ""), state, url, raw, extra, None)
     except ProxyError as exc:
-        state.metrics.requests.labels(route="other", status=str(exc.status)).inc()
+        state.metrics.count_request("other", exc.status)
         return provider_error(dialect, exc.status, exc.message, exc.field)
 
 
