@@ -1,6 +1,6 @@
 """HTTP proxy benchmark: what ``chainsum serve`` adds to a request, against calling the upstream directly.
 
-Run: ``uv run python bench/bench_server.py`` (``--quick`` for a short run).
+Run: ``uv run python bench/bench_server.py`` (``--quick`` for a short run, ``--rounds N`` for more rounds).
 
 Setup, all on loopback: the fake upstream (`chainsum.testing.FakeLLMServer`, answering every request at once),
 ``chainsum serve`` in front of it (one worker, a SQLite file store), a bare pass-through proxy beside it (the
@@ -26,7 +26,8 @@ of 115-350 KB) and a Codex-shaped one (OpenAI Responses: instructions, function 
 round not counted that warms each server up, as a running server is), direct, through the bare pass-through and
 through chainsum, with nothing to compact (a 200K window) and compacting (a window the session outgrows). Printed:
 the p50 overhead of each proxy over direct, chainsum's against the bare one's (the target: <= 2x), the first and
-last quarter of the session (flat as it grows), the p50 overhead of the requests chainsum compacted, chainsum's own
+last quarter of the session, and each against the bare one's in the same quarter (flat as it grows: the bodies
+grow, and reading them costs both proxies more), the p50 overhead of the requests chainsum compacted, chainsum's own
 time on the others and on the compacting ones (its ``Server-Timing: chainsum;dur=``; the issue's target: <= 20 ms
 of chainsum time for a compaction), and the CPU time each proxy process spent a request (all its threads, from
 ``/proc/PID/task/*/schedstat``, Linux only), chainsum's against the bare one's: on a machine busy with other jobs,
@@ -286,7 +287,8 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids
     print("agent clients: 26 requests a session (115-350 KB), non-streaming, a new session each round")
     print(
         f"{'scenario':40} {'direct p50 ms':>13} {'bare +p50':>9} {'chainsum +p50':>13} {'x bare':>6} "
-        f"{'+p50 first/last q':>18} {'compacted':>9} {'+p50 compacting':>15} {'own p50 other/compacting':>24} "
+        f"{'+p50 first/last q':>18} {'x bare first/last':>13} {'compacted':>9} {'+p50 compacting':>15} "
+        f"{'own p50 other/compacting':>24} "
         f"{'cpu/req bare/chainsum ms':>24} {'x bare':>6}"
     )
     bare_pid, chainsum_pid = pids
@@ -323,12 +325,8 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids
         c50 = statistics.median(_overheads(through, direct))
         n = len(direct.latencies[0])
         k = max(1, n // 4)
-        first = statistics.median(
-            (through.latencies[r][i] - direct.latencies[r][i]) * 1000 for r in range(rounds) for i in range(k)
-        )
-        last = statistics.median(
-            (through.latencies[r][i] - direct.latencies[r][i]) * 1000 for r in range(rounds) for i in range(n - k, n)
-        )
+        first, last = _quarter(through, direct, range(k)), _quarter(through, direct, range(n - k, n))
+        b_first, b_last = _quarter(bare, direct, range(k)), _quarter(bare, direct, range(n - k, n))
         compacting = _overheads(through, direct, through.compacted)
         n_compacted = sum(map(sum, through.compacted))
         c_text = f"{statistics.median(compacting):.2f}" if compacting else "-"
@@ -351,9 +349,20 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids
         cpu_text = f"{b_cpu:.2f}/{c_cpu:.2f}" if b_cpu > 0 else "-"
         print(
             f"{name:40} {d50:13.2f} {b50:9.2f} {c50:13.2f} {c50 / b50 if b50 > 0 else float('nan'):6.2f} "
-            f"{first:8.2f}/{last:<9.2f} {n_compacted:9d} {c_text:>15} {o_text:>24} {cpu_text:>24} "
-            f"{c_cpu / b_cpu if b_cpu > 0 else float('nan'):6.2f}"
+            f"{first:8.2f}/{last:<9.2f} {_ratio(first, b_first):>6}/{_ratio(last, b_last):<6} {n_compacted:9d} "
+            f"{c_text:>15} {o_text:>24} {cpu_text:>24} {c_cpu / b_cpu if b_cpu > 0 else float('nan'):6.2f}"
         )
+
+
+def _quarter(run: AgentRun, direct: AgentRun, requests: range) -> float:
+    """Median overhead over direct (ms) of these requests of the session (by position), over every round."""
+    return statistics.median(
+        (run.latencies[r][i] - direct.latencies[r][i]) * 1000 for r in range(len(run.latencies)) for i in requests
+    )
+
+
+def _ratio(ours: float, bare: float) -> str:
+    return f"{ours / bare:.2f}" if bare > 0 else "-"
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -457,8 +466,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer turns and rounds")
     parser.add_argument("--agents", action="store_true", help="only the agent-client scenarios")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds a scenario (default 3; 1 with --quick)")
     args = parser.parse_args()
     (turns_one, turns_many), rounds = ((20, 3), 1) if args.quick else ((30, 4), 3)
+    if args.rounds is not None:
+        rounds = max(1, args.rounds)
     scenarios = [
         ("nothing to do, 1 session", 1, turns_one, 128_000),
         ("nothing to do, 100 sessions", 100, turns_many, 128_000),
