@@ -43,7 +43,9 @@ requests, the ratios against it too. Every figure is measured in this run.
 Peers (`cost_peers`): LangChain's ``SummarizationMiddleware``, LangMem's ``summarize_messages``, Strands'
 ``SummarizingConversationManager`` (strands-agents, a project extra: its threshold check and overflow recovery as the
 agent runs them) and zrb's history summarizer. chainsum's ``ManagerConfig`` comes from the ``SUMMARIZATION_*``
-variables: ``SUMMARIZATION_CACHE_AWARE=true`` for the cache-aware reset (off by default).
+variables (unset: the defaults: the cache-aware reset on, ``SUMMARIZATION_CACHE_AWARE=false`` turns it off; the model
+reads at most ``SUMMARIZATION_MODEL_TOKENS_PER_COMPACTION`` tokens a compaction, the extractive summarizer configured
+after it the rest, as `ManagerConfig`'s summarizers are built).
 
 Time: ``--sessions 500`` with the corpora took 2.5 minutes at load 0.5-4.6 and 19 minutes at load 10-11 (2 shared
 cores); ``--sessions 4500 --no-corpora`` (about 2,000 requests) had not finished after 40 minutes at load 9-13

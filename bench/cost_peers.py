@@ -83,12 +83,14 @@ class Chainsum:
     manager: ContextManager | None = None
 
     def __post_init__(self) -> None:
-        summarizer: Any = self.summary
+        # the model, then the extractive summarizer, as `ManagerConfig`'s summarizers are built (what the model is
+        # not given, past ``model_tokens_per_compaction``, the extractive one reads)
+        summarizers: list[Any] = [self.summary, ExtractiveSummarizer()]
         if self.extractive:
             self.summary.priced = False
-            summarizer = _Counted(ExtractiveSummarizer(), self.summary)
+            summarizers = [_Counted(ExtractiveSummarizer(), self.summary)]
         self.manager = ContextManager(
-            self.config, context_window=self.window, summarizers=[summarizer], provider=self.provider
+            self.config, context_window=self.window, summarizers=summarizers, provider=self.provider
         )
 
     async def request(self, new: Sequence[Message]) -> list[Message]:

@@ -5,10 +5,24 @@ output is masked oldest first, and the current turn's never (DESIGN invariant 11
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from chainsum.chain import RecordBlock, record_message
 from chainsum.executor import compact_sync
 from chainsum.messages import Message, Text, ToolResult
-from chainsum.strategies import CLIP_MARKER, MASK_PREFIX, AutoStrategy, MaskStrategy, PlanContext, Summarize, TailGuard
+from chainsum.strategies import (
+    CLIP_MARKER,
+    MASK_PREFIX,
+    AutoStrategy,
+    MaskStrategy,
+    PlanContext,
+    Summarize,
+    TailGuard,
+    mask_result,
+    tail_need,
+)
+from chainsum.strategies._guard import tail_room, verbatim_tail
+from chainsum.strategies._record import BLOCK_OVERHEAD_TOKENS, MIN_SUMMARY_TOKENS
 from chainsum.summarize import ExtractiveSummarizer
 from strategies.strategies_support import CharCounter, call, tool
 
@@ -109,3 +123,25 @@ def test_the_record_gives_way_beside_a_large_current_turn() -> None:
     )
     assert result.tokens_after <= tight
     assert _output(result.messages[-1]) == _output(messages[-1])
+
+
+def test_tail_need_counts_the_tail_with_its_older_tool_output_masked() -> None:
+    """`tail_need`: the system prompt, the shortest summary, and the newest `preserve_recent` messages, the tool
+    output before the current turn counted masked (it gives way first) and the current turn's whole (it never
+    does). With every output in the tail counted whole, the guard keeps the tail verbatim at that budget."""
+    counter = CharCounter()
+    messages = _steps(SESSION)
+    fixed = counter.count_message(messages[0]) + MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS
+    tail = messages[-10:]
+    masked = [
+        replace(m, parts=tuple(mask_result(p, None) if isinstance(p, ToolResult) else p for p in m.parts))
+        for m in tail[:-2]
+    ]
+    need = tail_need(messages, 10, counter)
+    assert need == fixed + counter.count_messages(masked) + counter.count_messages(tail[-2:])
+    assert need < fixed + counter.count_messages(tail) and counter.count_message(messages[-1]) < need
+    whole = fixed + counter.count_messages(tail)
+    for budget, kept in ((whole, 10), (whole - 1, 9)):
+        ctx = PlanContext(budget=budget, counter=counter)
+        assert verbatim_tail(messages, 10, replace(ctx, budget=tail_room(messages, ctx))) == kept
+    assert tail_need(messages, 0, counter) == fixed

@@ -70,6 +70,9 @@ class CompactionSettings:
     """Largest transcript sent to a summarizer in one call; longer spans are chunked (map, then consolidate)."""
     summarizer_timeout_seconds: float
     """Longest one summarizer call may take in the manager before the next summarizer follows."""
+    model_tokens_per_compaction: int | None = None
+    """Most transcript tokens the model summarizers read in one of the manager's compactions; the rest goes to the
+    extractive summarizer (`chainsum.manager._summarizers.SummarizerChain.model_tokens`). None: no bound."""
 
     @classmethod
     def from_config(
@@ -101,6 +104,7 @@ class CompactionSettings:
             summary_role="system" if config.summary_role == "system" else "user",
             summarizer_input_cap_tokens=config.summarizer_input_cap_tokens,
             summarizer_timeout_seconds=config.summarizer_timeout_seconds,
+            model_tokens_per_compaction=config.model_tokens_per_compaction or None,
         )
 
     def with_strategy(self, name: str) -> CompactionSettings:

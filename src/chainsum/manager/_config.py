@@ -158,10 +158,10 @@ class ManagerConfig:
     reset_token_ratio: float = 0.7
     """Hysteresis: after a summarization, no new one until usage fell below this (or enough messages came). It is
     also how far a compaction goes (its budget, less the recall room)."""
-    cache_aware: bool = False
+    cache_aware: bool = True
     """Choose the reset ratio for the session's cost with prompt caching (`chainsum.manager._depth`: deeper, rarer
-    compactions), at most `reset_token_ratio`, the trigger kept. Off by default: deeper compactions keep fewer of the
-    newest messages verbatim (the proxy's fidelity test, tests/server/test_proxy_fidelity.py, then fails)."""
+    compactions), at most `reset_token_ratio`, the trigger kept; the newest `preserve_recent` messages keep the room
+    the configured reset gives them. False: the configured ratios as they are."""
     cached_price_ratio: float = 0.1
     """The provider's price of a cached input token over a fresh one (the cost model's ``c``)."""
     summarizer_price_ratio: float | None = None
@@ -183,6 +183,13 @@ class ManagerConfig:
     """False (fail open): a failed summarization keeps the original history. True: the error is raised."""
     summarizer_input_cap_tokens: int = 8000
     """Largest transcript sent to the summarizer in one call; longer spans are chunked."""
+    model_tokens_per_compaction: int = 3000
+    """Most transcript tokens the model summarizers read in one compaction; a call that does not fit what is left
+    goes to the extractive summarizer (last among the configured ones), which reads all of it: nothing is left out
+    unread. Bounds what a compaction pays its model, as LangChain's ``trim_tokens_to_summarize`` (4,000) does by
+    dropping the rest. 0: no bound; with no extractive summarizer among those given, none either. 3,000: the
+    least of 2,000-8,000 that kept ``bench/bench_cost.py``'s priced chainsum at or below LangChain's cost on both
+    Claude Code sessions (4,000: 1.01x on one)."""
     strategy: str = "auto"
     """The planner to use, one of `STRATEGY_NAMES`."""
     summarizer_timeout_seconds: float = 60.0
@@ -482,7 +489,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
     _var(
         "cache_aware",
         "bool",
-        "false",
+        "true",
         "Choose the reset ratio (at most the one set) for the cost with prompt caching: deeper, rarer compactions.",
     ),
     _var(
@@ -542,6 +549,13 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "8000",
         "Largest transcript sent to the summarizer in one call; longer spans are chunked.",
         range=Range(100, None),
+    ),
+    _var(
+        "model_tokens_per_compaction",
+        "int",
+        "3000",
+        "Most transcript tokens the model summarizers read per compaction (0: no bound); the rest: the extractive one.",
+        range=Range(0, None),
     ),
     _var("strategy", "str", "auto", "The compaction strategy.", choices=STRATEGY_NAMES),
     _var(

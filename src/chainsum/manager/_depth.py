@@ -40,11 +40,13 @@ to a window of 7,500 tokens the spec's 0.7 as it is. (With 2,000 tokens, the Cla
 compaction write a record that said nothing, tests/manager/test_task_survives.py.) The recall blocks' room
 (``recall_token_ratio``) comes out of the reset as before: the compaction's budget is the reset less that room.
 
-When it applies: with ``cache_aware`` (``SUMMARIZATION_CACHE_AWARE=true``; off by default). The reset it chooses is
-never above the configured one, and the trigger is the configured one. Off, the configured ratios are used as they
-are (the spec's 0.8 and 0.7 by default). It is not the default yet: a deeper compaction keeps fewer of the newest
-messages verbatim (the proxy's fidelity test, tests/server/test_proxy_fidelity.py, expects 10), and a Claude Code
-corpus session lost a skill's instructions (a harness message the task-survives test counts as a request).
+When it applies: with ``cache_aware`` (on by default; ``SUMMARIZATION_CACHE_AWARE=false`` turns it off). The reset
+it chooses is never above the configured one, and the trigger is the configured one. Off, the configured ratios are
+used as they are (the spec's 0.8 and 0.7). The deeper reset summarizes older work, never the newest
+``preserve_recent`` messages the configured reset keeps verbatim: the manager raises a compaction's budget to what
+that tail needs (`chainsum.strategies.tail_need`), up to the configured reset's budget
+(`CompactionChoice.configured_reset`). Without that, the proxy's fidelity test (tests/server/test_proxy_fidelity.py:
+a Claude Code turn with an image and a document, 4,700 tokens, at a 12K window) had its image message summarized.
 `CompactionChoice.why` says which ratios, with the figures, and the manager logs it.
 """
 
@@ -53,9 +55,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..summarize import ExtractiveSummarizer
 from ._config import ManagerConfig
-from ._summarizers import AnySummarizer
+from ._summarizers import AnySummarizer, model_free
 
 __all__ = ["KEEP_FLOOR", "KEEP_TOKENS", "LLM_SUMMARIZER_PRICE_RATIO", "CompactionChoice", "choose_depth", "reset_share"]
 
@@ -79,6 +80,8 @@ class CompactionChoice:
     """True when the reset was chosen by the cost model; False: the configured ratios as they are."""
     summarizer_price_ratio: float
     """``s`` of the model: the configured value, or the one assumed for the first summarizer."""
+    configured_reset: float
+    """The reset ratio as configured: how much room the verbatim tail keeps at most when the chosen reset is lower."""
     why: str
     """One line: which ratios, from what."""
 
@@ -92,28 +95,13 @@ def reset_share(cached_price_ratio: float, summarizer_price_ratio: float) -> flo
     return (b - math.sqrt(b * b - s * s)) / s
 
 
-def _model_free(summarizer: AnySummarizer) -> bool:
-    """The summarizer (or the one it wraps, through ``inner``: `CountingSummarizer`) is the extractive one."""
-    seen: set[int] = set()
-    current: object = summarizer
-    while id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ExtractiveSummarizer):
-            return True
-        inner = getattr(current, "inner", None)
-        if inner is None:
-            return False
-        current = inner
-    return False
-
-
 def choose_depth(config: ManagerConfig, summarizers: tuple[AnySummarizer, ...], window: int) -> CompactionChoice:
     """The ratios a manager with `config`, `summarizers` (the first is the one that normally answers) and a context
     window of `window` tokens uses."""
     given = config.summarizer_price_ratio
     if given is not None:
         s, source = given, "configured"
-    elif summarizers and _model_free(summarizers[0]):
+    elif summarizers and model_free(summarizers[0]):
         s, source = 0.0, "model-free summarizer"
     else:
         s, source = LLM_SUMMARIZER_PRICE_RATIO, "model summarizer assumed"
@@ -123,7 +111,7 @@ def choose_depth(config: ManagerConfig, summarizers: tuple[AnySummarizer, ...], 
             f"configured ratios: trigger {config.trigger_token_ratio:g}, reset {config.reset_token_ratio:g}"
             " (cache_aware off)"
         )
-        return CompactionChoice(config, False, s, why)
+        return CompactionChoice(config, False, s, config.reset_token_ratio, why)
     trigger = config.trigger_token_ratio
     x = reset_share(config.cached_price_ratio, s)
     floor = round(KEEP_FLOOR + KEEP_TOKENS / window, 3)
@@ -133,4 +121,4 @@ def choose_depth(config: ManagerConfig, summarizers: tuple[AnySummarizer, ...], 
         f" {config.reset_token_ratio:g}) for a cached token at {config.cached_price_ratio:g} and summarizing at {s:g}"
         f" ({source}) of a fresh input token's price"
     )
-    return CompactionChoice(replace(config, reset_token_ratio=reset), True, s, why)
+    return CompactionChoice(replace(config, reset_token_ratio=reset), True, s, config.reset_token_ratio, why)

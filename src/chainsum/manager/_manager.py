@@ -43,7 +43,7 @@ from ..executor import CompactResult, check_budget
 from ..formats import output_target
 from ..messages import Message
 from ..store import Archive, MemoryArchive, SummaryRecord
-from ..strategies import Strategy
+from ..strategies import Strategy, tail_need
 from ..summarize import SummarizerUsage
 from ..tokens import HeuristicCounter, TiktokenCounter, TokenCounter
 from ._breakpoints import Breakpoints, count_marks
@@ -822,12 +822,20 @@ class ContextManager:
                     return
             await asyncio.sleep(min(_LOCK_POLL_S, max(0.0, deadline - time.monotonic())))
 
-    def _budgets(self, frame: _Frame, reason: SummarizationReason, tokens: int) -> tuple[int, int]:
-        """(budget, hard limit) for the messages the model sees, with the system prompt and reserve taken off."""
+    def _budgets(
+        self, frame: _Frame, reason: SummarizationReason, tokens: int, messages: Sequence[Message]
+    ) -> tuple[int, int]:
+        """(budget, hard limit) for the messages the model sees, with the system prompt and reserve taken off. A
+        cache-aware reset below the configured one gives way to the newest ``preserve_recent`` of `messages`: the
+        budget is at least what they need to stay verbatim (`tail_need`), up to the configured reset's budget."""
         outside = frame.system_tokens + frame.reserved
         recall = int(self.config.recall_token_ratio * self.window)
         hard = max(1, self.window - outside)
         budget = int(self.config.reset_token_ratio * self.window) - outside - recall
+        configured = int(self.choice.configured_reset * self.window) - outside - recall
+        if budget < configured:
+            need = tail_need(messages, self.config.preserve_recent, self.counter)
+            budget = max(budget, min(configured, need))
         if reason in ("refresh", "manual"):
             budget = min(budget, int((tokens - outside) * (1 - self.config.summary_ratio)))
         return max(0, min(budget, hard)), hard
@@ -846,6 +854,7 @@ class ContextManager:
             self._sleep,
             header=meta_header(len(messages), self.counter.count_messages(messages), depth),
             timeout_s=settings.summarizer_timeout_seconds,
+            model_tokens=settings.model_tokens_per_compaction,
         )
         role = settings.summary_role
         if role == "system" and self._codec.format in _SEPARATE_SYSTEM:
@@ -891,7 +900,7 @@ class ContextManager:
         standing = self._standing()
         request_before = tokens_before + sum(p.recall.tokens for p in standing)
         covers = self._covers + [(i, i + 1, True) for i in range(self._view.n_in, len(self._codec.messages))]
-        budget, hard = self._budgets(frame, reason, tokens_before)
+        budget, hard = self._budgets(frame, reason, tokens_before, source)
         depth = max((message_depth(m) for m in source), default=0)
         try:
             final, chain, results = await self._pipeline(source, budget, hard, depth)

@@ -19,7 +19,13 @@
 - a bound on size: a summary that is not smaller than what it summarizes is a failure (kind ``too_long``), not a
   result, so the next summarizer, or the model-free path, follows;
 - usage: what the summarizers' models reported (`chainsum.summarize.report_usage`) during the pass adds up in
-  `usage`, failed calls included.
+  `usage`, failed calls included;
+- a bound on what the models read: `model_tokens` (``model_tokens_per_compaction``) of transcript per pass; a call
+  that does not fit what is left goes to the configured extractive summarizer (`summarizers_from_config` puts it
+  last), which reads all of it, so a long span costs its model at most that, and nothing of it goes unread.
+  Measured with ``bench/bench_cost.py``: a model that read everything (about 26K tokens a compaction on the
+  Claude Code corpus at 32K) made chainsum 1.19-1.35x the cost of LangChain's middleware, which trims what it
+  summarizes to 4K.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ..errors import SummarizerError
-from ..summarize import SummarizerLike, UsageMeter, call_summarizer, metering
+from ..summarize import ExtractiveSummarizer, SummarizerLike, UsageMeter, call_summarizer, metering
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -49,6 +55,7 @@ __all__ = [
     "SleepFn",
     "SummarizerChain",
     "meta_header",
+    "model_free",
 ]
 
 logger = logging.getLogger(__name__)
@@ -141,6 +148,22 @@ def _is_structured(value: object) -> bool:
 _STRUCTURED = "chainsum.summarize._structured"
 
 
+def model_free(summarizer: object) -> bool:
+    """The summarizer (or the one it wraps, through ``inner``: `CountingSummarizer`) is the extractive one: it calls
+    no model and costs nothing to call."""
+    seen: set[int] = set()
+    current: object = summarizer
+    while id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ExtractiveSummarizer):
+            return True
+        inner = getattr(current, "inner", None)
+        if inner is None:
+            return False
+        current = inner
+    return False
+
+
 @dataclass(slots=True)
 class SummarizerChain:
     """The manager's summarizer for one summarization pass (mutable on purpose: it records what happened)."""
@@ -162,6 +185,12 @@ class SummarizerChain:
     one `prepare` waits for a hanging summarizer once, not once per summary its plan needs."""
     usage: UsageMeter = field(default_factory=UsageMeter)
     """Tokens the summarizers' models reported during this pass (`chainsum.summarize.report_usage`)."""
+    model_tokens: int | None = None
+    """Most transcript tokens the model summarizers may read in this pass, the instructions' allowance
+    (``_INSTRUCTION_TOKENS``) off each call; None: no bound (see the module)."""
+    model_read: int = 0
+    """Transcript tokens handed to model summarizers so far in this pass (as `model_tokens` counts them), failed
+    calls included."""
 
     async def _one(self, index: int, summarizer: AnySummarizer, transcript: str) -> str:
         async def adapted(text: str) -> str:
@@ -198,10 +227,23 @@ class SummarizerChain:
             return parsed.to_text()
         return text
 
+    def _candidates(self, tokens: int) -> list[tuple[int, AnySummarizer]]:
+        """The summarizers to try for a transcript of `tokens`, in order: all of them while the models may read
+        it; past `model_tokens`, the model-free ones only. With none configured (summarizers given explicitly, all
+        models), all of them: the bound leaves nobody to read the rest, and the models read it as before."""
+        listed = list(enumerate(self.summarizers))
+        if self.model_tokens is None or self.model_read + tokens <= self.model_tokens:
+            return listed
+        return [(i, s) for i, s in listed if model_free(s)] or listed
+
     async def __call__(self, transcript: str) -> str:
         text = _trim_oldest(self.header + transcript, self.cap, self.counter.count_text)
+        # what the bound counts is the history read: the instructions, the same in every call, are left out
+        tokens = max(0, self.counter.count_text(text) - _INSTRUCTION_TOKENS) if self.model_tokens is not None else 0
         last: SummarizerError | None = None
-        for index, summarizer in enumerate(self.summarizers):
+        for index, summarizer in self._candidates(tokens):
+            if self.model_tokens is not None and not model_free(summarizer):
+                self.model_read += tokens
             if index in self.hung:
                 last = SummarizerError(
                     f"summarizer {index} hung earlier in this pass; not called again", kind="transport"

@@ -14,7 +14,7 @@ them.
 
 from ..summarize import TranscriptCase
 from ._auto import AutoStrategy
-from ._guard import STRATEGIES, StrategyOptions, TailGuard, strategy_named
+from ._guard import STRATEGIES, StrategyOptions, TailGuard, strategy_named, tail_need
 from ._mask import CLIP_MARKER, MASK_PREFIX, MaskStrategy, clip_result, is_masked, mask_result, widened_mask
 from ._mask_calls import ARGUMENT_MASK_PREFIX, mask_call
 from ._note import NOTE_CHARS, Carried, archive_note, blocks_lines, messages_lines
@@ -58,5 +58,6 @@ __all__ = [
     "mask_result",
     "messages_lines",
     "strategy_named",
+    "tail_need",
     "widened_mask",
 ]

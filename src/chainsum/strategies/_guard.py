@@ -11,16 +11,17 @@ from dataclasses import dataclass, replace
 from typing import cast
 
 from ..chain import safe_cuts
-from ..messages import Message, ToolCall
+from ..messages import Message, ToolCall, ToolResult
+from ..tokens import TokenCounter
 from ._auto import AutoStrategy
-from ._mask import MaskStrategy
+from ._mask import MaskStrategy, mask_result
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize
 from ._ratio import RatioStrategy
 from ._record import BLOCK_OVERHEAD_TOKENS, MIN_SUMMARY_TOKENS
 from ._safe_split import SafeSplitStrategy
 from ._sections import SectionsStrategy
 
-__all__ = ["STRATEGIES", "StrategyOptions", "TailGuard", "strategy_named"]
+__all__ = ["STRATEGIES", "StrategyOptions", "TailGuard", "strategy_named", "tail_need"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,11 +196,36 @@ def tail_room(messages: Sequence[Message], ctx: PlanContext) -> int | None:
     summary, over the budget whatever was summarized."""
     if ctx.budget is None:
         return None
+    return max(0, ctx.budget - _beside_tail(messages, ctx.counter)[1])
+
+
+def _beside_tail(messages: Sequence[Message], counter: TokenCounter) -> tuple[int, int]:
+    """(how many leading system messages, the tokens that stay beside the tail whatever is planned: those messages
+    and the shortest summary in its block)."""
     head = 0
     while head < len(messages) - 1 and messages[head].role == "system":
         head += 1
-    fixed = sum(ctx.counter.count_message(m) for m in messages[:head]) + MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS
-    return max(0, ctx.budget - fixed)
+    return head, sum(counter.count_message(m) for m in messages[:head]) + MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS
+
+
+def tail_need(messages: Sequence[Message], preserve_recent: int, counter: TokenCounter) -> int:
+    """The least budget at which `TailGuard` keeps the newest `preserve_recent` messages of `messages`, their tool
+    output before the current turn masked (what gives way first when they do not all fit, before any of them is
+    summarized): what `tail_room` takes off the budget (the leading system messages, the shortest summary in its
+    block) plus that tail. A caller that chose a deeper budget than its configured one (the manager's cache-aware
+    reset) raises its budget to this, up to the configured one, so the deeper choice summarizes older work, not
+    the recent messages the configuration keeps (their old tool output aside: counted whole, a generated agent
+    session at 16K compacted no deeper than with the configured reset)."""
+    head, fixed = _beside_tail(messages, counter)
+    keep = min(preserve_recent, len(messages) - head)
+    current = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    tail = 0
+    for i in range(len(messages) - keep, len(messages)):
+        m = messages[i]
+        if i < current and any(isinstance(p, ToolResult) for p in m.parts):
+            m = replace(m, parts=tuple(mask_result(p, None) if isinstance(p, ToolResult) else p for p in m.parts))
+        tail += counter.count_message(m)
+    return fixed + tail
 
 
 def _end(step: Step) -> int:
