@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from strands import Agent, tool
 from strands.agent.conversation_manager import SummarizingConversationManager
 from strands.session import FileSessionManager
@@ -488,3 +490,36 @@ def test_the_example_runs_offline(
     assert "ORD-0015: Here it is: Order ORD-0015" in out
     assert "same as before: True" in out
     assert "the first summary: 'Orders looked up so far: ORD-0001" in out  # the summarization agent's model wrote it
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.booleans()), min_size=1, max_size=12),
+    st.lists(st.integers(0, 3), max_size=6),
+)
+def test_user_turns_merged_step_by_step_equal_a_merge_of_the_whole_history(
+    roles: list[tuple[str, bool]], growth: list[int]
+) -> None:
+    """`_UserTurns` looks only at what is new in a grown request: it gives what `_merge_user_turns` gives for the
+    whole history (the very list when nothing merges), however the history grows or changes."""
+    from chainsum.integrations.strands import _merge_user_turns, _UserTurns  # pyright: ignore[reportPrivateUsage]
+
+    def message(i: int, role: str, tool_result: bool) -> dict[str, Any]:
+        result: dict[str, Any] = {"toolResult": {"toolUseId": f"t{i}", "content": []}}
+        block = result if tool_result else {"text": f"m{i}"}
+        return {"role": role, "content": [block]}
+
+    pool: list[Any] = [message(i, role, result) for i, (role, result) in enumerate(roles)]
+    turns = _UserTurns()
+    history: list[Any] = pool[:1]
+    for step, more in enumerate(growth):
+        if step % 3 == 2:
+            history = [dict(m) for m in history]  # a copy of the history, equal dicts
+        history = history + pool[len(history) : len(history) + more]
+        if step % 2:
+            turns.merge(list(history))  # the same request twice
+        given_list: list[Any] = list(history)
+        merged = turns.merge(given_list)
+        expected = _merge_user_turns(given_list)
+        assert merged == expected
+        assert (merged is given_list) == (expected is given_list)

@@ -8,6 +8,9 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from chainsum.manager import ObjectReader, ToolTokens
 from chainsum.messages import Message
 from chainsum.tokens import HeuristicCounter, TokenCounter
@@ -145,3 +148,75 @@ def test_tool_tokens_count_again_only_for_other_tools_or_another_counter() -> No
     assert first > 0 and tools.count([a, b], counter) == first and measured == [2]
     assert tools.count([a], counter) < first and measured == [2, 1]
     assert tools.count([a], HeuristicCounter()) and measured == [2, 1, 1]
+
+
+@dataclass
+class ValueItem:
+    """A framework's message object compared by value (pydantic-ai's dataclasses, Strands' dicts)."""
+
+    text: str
+
+
+def _value_convert(items: Sequence[ValueItem], i: int) -> tuple[Message, ...]:
+    return (Message.of("user", items[i].text),)
+
+
+def test_equal_copies_in_a_grown_list_read_as_the_objects_read_before() -> None:
+    calls: list[str] = []
+
+    def convert(items: Sequence[ValueItem], i: int) -> tuple[Message, ...]:
+        calls.append(items[i].text)
+        return _value_convert(items, i)
+
+    reader = ObjectReader(convert)
+    originals = [ValueItem(f"m{i}") for i in range(4)]
+    first = reader.read(originals)
+    copies = [ValueItem(o.text) for o in originals]
+    second = reader.read([*copies, ValueItem("m4")])
+    assert _texts(second) == ["m0", "m1", "m2", "m3", "m4"]
+    assert all(a is b for a, b in zip(first[:3], second[:3], strict=True))  # converted once, the very messages
+    assert calls[4:] == ["m3", "m4"]  # the last one read before is looked at again, then the new one
+    assert reader.latest[0] is originals[0] and reader.latest[3] is copies[3]
+
+
+def test_repeated_says_a_read_gave_the_very_messages_of_the_one_before() -> None:
+    reader = ObjectReader(Converter(), snapshot=lambda o: o.text)
+    items = [Item(f"m{i}") for i in range(3)]
+    reader.read(items)
+    reader.read(list(items))
+    assert reader.repeated
+    reader.read([*items, Item("m3")])
+    assert not reader.repeated  # grown
+    items.append(reader.latest[-1])
+    reader.read(items)
+    assert reader.repeated
+    items[-1].text = "edited in place"
+    reader.read(items)
+    assert not reader.repeated  # the last one read again, and it reads differently
+    reader.read(items[:2])
+    assert not reader.repeated  # shorter
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "copy", "edit", "replace", "drop"]), st.integers(0, 30))))
+def test_reading_step_by_step_equals_a_fresh_read(steps: list[tuple[str, int]]) -> None:
+    """Whatever a framework does between requests (appends, copies of its whole history, an edit of its newest
+    object in place, a replaced object, dropped ones), the reader gives the messages a fresh reader gives."""
+    reader = ObjectReader(_value_convert, snapshot=lambda o: o.text, recheck=1)
+    items: list[ValueItem] = [ValueItem("start")]
+    made = 0
+    for op, k in steps:
+        made += 1
+        if op == "append":
+            items = [*items, ValueItem(f"new{made}")]
+        elif op == "copy":
+            items = [ValueItem(o.text) for o in items]
+        elif op == "edit" and items:
+            items[-1].text = f"edited{made}"
+        elif op == "replace" and items:
+            items = list(items)
+            items[k % len(items)] = ValueItem(f"replaced{made}")
+        elif op == "drop":
+            items = items[: k % (len(items) + 1)]
+        fresh = ObjectReader(_value_convert, snapshot=lambda o: o.text, recheck=1)
+        assert _texts(reader.read(items)) == _texts(fresh.read(items)) == [o.text for o in items]

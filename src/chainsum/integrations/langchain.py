@@ -186,6 +186,8 @@ class _Thread:
         self.stash: tuple[Sequence[Message], Sequence[Message], Message | None, int] | None = None
         """State mode: (the messages ``before_model`` left in the state, the history it prepared for them, the system
         prompt and reserve it counted), so that the model call that follows reuses it instead of preparing again."""
+        self.read: list[Message] | None = None
+        """State mode: what ``before_model`` read (the reader's read before the model call's own)."""
 
 
 class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
@@ -346,16 +348,20 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """What ``before_model`` prepared, when the model call is about exactly what it left in the state (no other
         middleware changed the messages, and the system prompt and tools are the ones it counted)."""
         stash, thread.stash = thread.stash, None
-        if stash is None or stash[2] is not system or stash[3] != reserved or not _same(stash[0], read):
+        if stash is None or stash[2] is not system or stash[3] != reserved:
             return None
-        return stash[1]
+        # the state hook's read, read again unchanged (`ObjectReader.repeated`): no need to compare it object by object
+        repeated = stash[0] is thread.read and thread.reader.repeated
+        if not repeated and not _same(stash[0], read):
+            return None
+        return read if stash[1] is stash[0] else stash[1]  # nothing compacted: this read is the history to send
 
     def _request(
         self, thread: _Thread, request: ModelRequest[Any], read: list[Message], prepared: Sequence[Message]
     ) -> ModelRequest[Any]:
-        output = list(prepared)
-        if _same(output, read):
+        if _same(prepared, read):
             return request
+        output = list(prepared)
         system = request.system_message
         if output and output[0].role == "system" and is_record_message(output[0]) and system is not None:
             # a system-role summary record (summary_role="system") joins the one system prompt LangChain sends
@@ -378,7 +384,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self.mode != "state":
             return None
         thread = self._thread(self._thread_id(runtime))
-        read = thread.reader.read(state["messages"])
+        read = thread.read = thread.reader.read(state["messages"])
         prepared = thread.manager.prepare_sync(read, system=thread.system, reserved_tokens=thread.reserved)
         return self._state_update(thread, read, prepared)
 
@@ -386,7 +392,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if self.mode != "state":
             return None
         thread = self._thread(self._thread_id(runtime))
-        read = thread.reader.read(state["messages"])
+        read = thread.read = thread.reader.read(state["messages"])
         prepared = await thread.manager.prepare(read, system=thread.system, reserved_tokens=thread.reserved)
         return self._state_update(thread, read, prepared)
 

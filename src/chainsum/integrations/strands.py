@@ -210,6 +210,7 @@ class ChainsumConversationManager(ConversationManager):
         self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()
         self._reader = _reader()
         self._tools = ToolTokens(_tool_tokens)
+        self._turns = _UserTurns()
         self._warned = False
 
     # Strands' interface ------------------------------------------------------------------------------------------
@@ -286,7 +287,7 @@ class ChainsumConversationManager(ConversationManager):
             messages = list(messages)
             for index, item in pending[1]:
                 messages.insert(index, copy.deepcopy(item))
-        merged = _merge_user_turns(messages)
+        merged = self._turns.merge(messages)
         return context if merged is context.messages else context.replace(messages=merged)
 
     def _learn_window(self, messages: list[Message], system: str | None, reserved: int) -> None:
@@ -448,6 +449,40 @@ def _tools_of(agent: Agent) -> list[AgentTool]:
     if registry.dynamic_tools:
         tools.extend(t for name, t in registry.dynamic_tools.items() if name not in registry.registry)
     return tools
+
+
+class _UserTurns:
+    """`_merge_user_turns` for a request that is the previous one plus new messages: a history found to need no
+    merge is remembered, and the next request that starts with its messages (compared in C: the very dicts, or equal
+    ones, which hold the same roles and blocks) is looked at only from its last one on, so that a request with
+    nothing to merge costs its new messages, not a pass over the history. (A dict edited in place deep inside the
+    history is not looked at again, as the reader does not read it again: Strands replaces what it changes.)"""
+
+    def __init__(self) -> None:
+        self._checked: list[StrandsMessage] = []
+        """The last history that needed no merge (its dicts, in order)."""
+
+    def merge(self, messages: list[StrandsMessage]) -> list[StrandsMessage]:
+        """`_merge_user_turns(messages)`."""
+        checked = self._checked
+        k = len(checked)
+        if k and len(messages) >= k and _starts_with(messages, checked):
+            tail = messages[k - 1 :]  # the last message checked, for the pair it makes with the first new one
+            if _merge_user_turns(tail) is tail:
+                checked.extend(messages[k:])
+                return messages
+        merged = _merge_user_turns(messages)
+        self._checked = list(messages) if merged is messages else []
+        return merged
+
+
+def _starts_with(messages: list[StrandsMessage], head: list[StrandsMessage]) -> bool:
+    """``messages`` starts with the dicts of `head` (or equal ones), compared in C; False for a value whose
+    ``__eq__`` raises."""
+    try:
+        return messages[: len(head)] == head
+    except Exception:
+        return False
 
 
 def _merge_user_turns(messages: list[StrandsMessage]) -> list[StrandsMessage]:

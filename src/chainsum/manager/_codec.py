@@ -236,7 +236,11 @@ class Codec:
         item_at, message_at = self._restart
         if self._kind(items) in _LOCAL or self.format == "messages":
             item_at = n_old
-            message_at = next((k for k in range(len(self.src) - 1, -1, -1) if self.src[k] < n_old), -1) + 1
+            src = self.src
+            if not src or src[-1] < n_old:  # the common case, the list grown: every message read is kept
+                message_at = len(src)
+            else:
+                message_at = next((k for k in range(len(src) - 1, -1, -1) if src[k] < n_old), -1) + 1
         self.recall_items = [i for i in self.recall_items if i < item_at]
         converted, src = self._convert(items[item_at:], item_at)
         self.fresh_from = item_at

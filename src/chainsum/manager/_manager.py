@@ -627,7 +627,11 @@ class ContextManager:
         `folded` counts the recall blocks this call's compaction folded in already."""
         out_items, starts = self._output_items(frame.items)
         tokens = self._tokens() + frame.system_tokens + frame.reserved
-        output = self._output_messages()
+        state = self.state
+        # what the model sees, for the recall blocks: without a pinned block, and with nothing archived to recall
+        # (or recall off), there is none to place, and the list (a copy of the whole history) is not made
+        recalling = bool(state.recall) or (self.config.recall_token_ratio > 0 and state.archived > 0)
+        output = self._output_messages() if recalling else []
         if (profile := self.profile) is not None:
             profile.lap("output")
         blocks, dropped = self._recall_blocks(output, tokens, compacted=bool(records), before=tokens_before)

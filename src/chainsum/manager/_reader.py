@@ -5,9 +5,11 @@ before plus one or two new ones (LangGraph's state, pydantic-ai's history, Stran
 all of them again on every call costs more than the rest of a request with nothing to compact, so each integration
 keeps only its framework's conversion function and reads through `ObjectReader`:
 
-- a list that starts with the very objects of the previous read (checked in C) reuses that read's messages outright,
-  less its last `recheck` objects, which the framework may have edited in place since (pydantic-ai records what it
-  sent on its last request, Strands redacts or cancels its newest message): those are looked at again;
+- a list that starts with the very objects of the previous read (one list compare in C, which takes the very object
+  as equal without calling its ``__eq__``; an equal copy passes too and stands for the object read) reuses that
+  read's messages outright, less its last `recheck` objects, which the framework may have edited in place since
+  (pydantic-ai records what it sent on its last request, Strands redacts or cancels its newest message): those are
+  looked at again, and `repeated` says whether the read gave the very messages of the one before;
 - any other object is looked up by identity (its `snapshot`, when the integration gives one, must also be what it
   was), then, in a list that is not the previous one grown, when the framework copies objects (LangGraph loads a
   checkpoint as new objects on every ``invoke``), by a cheap content `key` confirmed by `same`; only what none of
@@ -84,6 +86,11 @@ class ObjectReader(Generic[T]):
         """By id of a message: the entry it belongs to (made on demand after a read: only writing needs it)."""
         self.converted = 0
         """How many objects the latest `read` converted (the others were known)."""
+        self.repeated = False
+        """The latest `read` gave the very messages of the read before it, in order: its list held the same objects
+        (or equal ones, see `_grown`) and none of those looked at again read differently. An integration that reads
+        one history twice per model call (a state hook, then the model call) tells from this, without comparing the
+        two lists object by object, that the second read is the first one's history."""
 
     def __len__(self) -> int:
         """The objects held (those of the latest list and any `remember`ed since)."""
@@ -97,7 +104,9 @@ class ObjectReader(Generic[T]):
     def read(self, items: Sequence[T]) -> list[Message]:
         """The canonical messages of `items`, in order (a new list, the caller's to keep)."""
         prev = self._items
-        if all(map(operator.is_, items, prev)):  # stops at the shorter list, in C
+        if self._grown(items):
+            same = len(prev)
+        elif all(map(operator.is_, items, prev)):  # stops at the shorter list, in C
             same = min(len(prev), len(items))
         else:
             same = 0
@@ -106,6 +115,8 @@ class ObjectReader(Generic[T]):
         reuse = min(same, len(prev) - self._recheck)
         entries = self._entries
         tail: dict[int, _Entry[T]] = {}
+        n_prev = len(prev)
+        before: list[tuple[Message, ...]] = []
         if reuse <= 0 or reuse < len(prev) - self._recheck:
             # a new or rewritten list: keep only what it holds, found by identity or content below
             reuse = max(0, reuse)
@@ -123,12 +134,14 @@ class ObjectReader(Generic[T]):
                 hit = fresh.pop(id(o), None)
                 if hit is not None:
                     tail[id(o)] = hit
+                    before.append(hit.messages)
             out, ends = self._messages, self._ends
             del out[ends[reuse - 1] :]
             del ends[reuse:]
         by_key: dict[Hashable, _Entry[T]] | None = None
         snapshot, last, converted = self._snapshot, len(items) - 1, 0
         key = self._key if fresh is not entries else None  # a grown list's new objects are new, not copies
+        repeated = fresh is entries and same == n_prev == len(items) and len(before) == n_prev - reuse
         for i in range(reuse, len(items)):
             obj = items[i]
             entry = tail.get(id(obj)) or entries.get(id(obj))
@@ -152,12 +165,37 @@ class ObjectReader(Generic[T]):
                     messages = entry.messages  # read again and unchanged: the same objects, so identity checks hold
                 entry = _Entry(obj, shot, messages)
             fresh[id(obj)] = entry
+            if repeated and entry.messages is not before[i - reuse]:
+                repeated = False
             out.extend(entry.messages)
             ends.append(len(out))
-        self._entries, self._items = fresh, list(items)
+        if fresh is entries:  # the objects read before stay (a copy equal to one stands for it: see `_grown`)
+            del prev[reuse:]
+            prev.extend(items[reuse:])
+        else:
+            self._items = list(items)
+        self._entries = fresh
         self._messages, self._ends, self._origins = out, ends, None
-        self.converted = converted
+        self.converted, self.repeated = converted, repeated
         return list(out)
+
+    def _grown(self, items: Sequence[T]) -> bool:
+        """Whether `items` start with the objects of the latest list, compared in C: a list compare takes an object
+        that is the very one as equal without calling its ``__eq__``, so the common case (the framework's same
+        objects plus new ones) costs a fraction of a microsecond per object, a tenth of `operator.is_` mapped over
+        the lists. An object equal to the one read at its place (a framework that copies its history) passes too:
+        it reads the same, and the reader keeps the object it read (the one `latest` and `origin` give) rather than
+        the copy, as `key` / `same` find copies in a rewritten list. An ``__eq__`` that raises (a field holding an
+        array) reads as not grown: then the lists are compared by identity."""
+        prev = self._items
+        n = len(prev)
+        if not n or len(items) < n:
+            return False
+        head = items[:n] if isinstance(items, list) else list(items[:n])
+        try:
+            return bool(head == prev)
+        except Exception:
+            return False
 
     def _by_key(self, entries: Sequence[_Entry[T]]) -> dict[Hashable, _Entry[T]]:
         """The entries by content key (made once per read, at its first object not known by identity)."""
