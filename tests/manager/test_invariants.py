@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chainsum import formats
@@ -32,7 +32,7 @@ from chainsum.manager import (
     is_recall_message,
     request_indices,
 )
-from chainsum.messages import Message, Part, Text
+from chainsum.messages import Image, Message, Part, Role, Text, ToolCall, ToolResult
 from chainsum.rules import repair, validate
 from chainsum.store import MemoryArchive, message_sha256
 from chainsum.summarize import ExtractiveSummarizer
@@ -158,8 +158,56 @@ def prepared_for(messages: Sequence[Message], provider: str) -> list[Message]:
     return list(repair(built, provider).messages)
 
 
+def _said(role: Role, text: str = "0", *, image: bool = False) -> Message:
+    picture = (Image(url="https://example.com/a.png", media_type="image/png"),) if image else ()
+    return Message(role=role, parts=(Text(text=text), *picture))
+
+
+def _tool_step(*ids: str) -> list[Message]:
+    """An assistant message calling ``get_weather`` once per id, and the calls' empty results."""
+    calls = tuple(ToolCall(id=i, name="get_weather") for i in ids)
+    results = [Message(role="tool", parts=(ToolResult(call_id=i, name="get_weather"),)) for i in ids]
+    return [Message(role="assistant", parts=calls), *results]
+
+
+def _image_turns() -> list[Message]:
+    """Four turns whose every image costs more than a 150-token window: at the summary chain's depth cap, `auto`
+    planned to summarize one 6-token assistant message beside a one-block drop that freed nothing, so the round grew
+    the history, the executor threw the summary away, and the summarizer was paid for nothing."""
+    return [m for _ in range(4) for m in (_said("user", image=True), _said("assistant"))]
+
+
+def _image_agent() -> list[Message]:
+    """An agent session whose images cost two windows of 663 tokens: the tail guard shortened a fold of the
+    record to the record and one 6-token message, counted without the record's framing that the new record pays
+    again, and the summary the summarizer wrote was thrown away for not being smaller."""
+    three = ("call_1", "call_2", "toolu_01A")
+    return [
+        _said("system"),
+        _said("user"),
+        *_tool_step("call_1"),
+        _said("assistant"),
+        _said("user", image=True),
+        *_tool_step("call_1", "call_2"),
+        _said("assistant"),
+        _said("user", "E105M116"),
+        *_tool_step("call_1"),
+        _said("assistant"),
+        _said("user", image=True),
+        *_tool_step(*three),
+        *_tool_step(*three),
+        _said("assistant"),
+        _said("user", image=True),
+        *_tool_step(*three),
+        *_tool_step("call_1"),
+        _said("assistant"),
+    ]
+
+
 @settings(max_examples=examples(50))
 @given(well_formed_histories(max_turns=8), st.sampled_from(["openai", "anthropic"]), st.integers(150, 1500))
+@example(_image_turns(), "openai", 150)
+@example(_image_agent(), "openai", 663)
 def test_generated_histories(messages: list[Message], provider: str, window: int) -> None:
     replay_checked(prepared_for(messages, provider), window, provider, min_messages=4, cooldown_messages=1)
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass, replace
 
 from ..chain import record_blocks, safe_cuts
 from ..messages import File, Image, Message, ToolResult
+from ..tokens import TokenCounter
 from ._mask import clip_result, mask_candidates, plan_current_turn_clips, plan_group_clips
 from ._note import note_chars, note_tokens
 from ._plan import Clip, DropBlocks, Evict, Plan, PlanContext, Step, Summarize
@@ -351,8 +352,12 @@ class AutoStrategy:
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
         block = max(min(target, span_tokens * 3 // 10), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
         block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0
-        if span_tokens <= block and not any(s.kind == "drop_blocks" for s in steps):
-            return None  # the summary would cost what it replaces: not worth a summarizer call
+        if span_tokens + _freed_by_drops(messages, lay, steps, ctx.counter) <= block:
+            # The summary would cost what it replaces, and the blocks dropped beside it (at the depth cap) free no
+            # more than that: the round could only grow the history, and the executor would throw its summary away,
+            # a summarizer call paid for nothing. A 6-token assistant message beside an image over the whole window
+            # was summarized next to a one-block drop whose note cost what the block did (`test_invariants`).
+            return None
         kept_masks = [s for s, _ in masks if _index(s) >= cut]
         note = f"summary block over {cut - lay.start} messages, {len(kept_masks)} old tool results masked after it"
         if clips:
@@ -527,6 +532,19 @@ def _smallest_cut(
     if best is not None:
         return best
     return next((c for c in range(highest, start, -1) if cuts[c]), None)
+
+
+def _freed_by_drops(messages: Sequence[Message], lay: Layout, steps: Sequence[Step], counter: TokenCounter) -> int:
+    """Tokens the `DropBlocks` steps of a plan are expected to free: the blocks they drop, as `record_steps` counts
+    them, less the note that stands for them at its most (`note_tokens`); negative where the note costs more."""
+    drops = [s for s in steps if isinstance(s, DropBlocks)]
+    blocks = record_blocks(messages[lay.record]) if drops and lay.record is not None else None
+    if not blocks:
+        return 0
+    return sum(
+        sum(counter.count_text(b.text) + BLOCK_OVERHEAD_TOKENS for b in blocks[: d.count]) - note_tokens(d.note_chars)
+        for d in drops
+    )
 
 
 def _has_media(message: Message) -> bool:

@@ -10,14 +10,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from ..chain import safe_cuts
+from ..chain import is_record_message, safe_cuts
 from ..messages import Message, ToolCall, ToolResult
 from ..tokens import TokenCounter
 from ._auto import AutoStrategy
 from ._mask import MaskStrategy, mask_result
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize
 from ._ratio import RatioStrategy
-from ._record import BLOCK_OVERHEAD_TOKENS, MIN_SUMMARY_TOKENS
+from ._record import BLOCK_OVERHEAD_TOKENS, MIN_SUMMARY_TOKENS, RECORD_OVERHEAD_TOKENS
 from ._safe_split import SafeSplitStrategy
 from ._sections import SectionsStrategy
 
@@ -121,7 +121,7 @@ class TailGuard:
                     continue  # nothing left to summarize besides what must stay
                 if end < step.end:
                     span = sum(ctx.counter.count_message(messages[i]) for i in range(step.start, end) if i not in kept)
-                    if span <= MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS:
+                    if span <= MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS + _framing(messages, step):
                         shortened = min(step.start if shortened is None else shortened, step.start)
                         continue  # what is left is too small for its summary to be any smaller: no call for it
                     # a shorter span: its excerpt (of messages now kept verbatim) goes
@@ -226,6 +226,16 @@ def tail_need(messages: Sequence[Message], preserve_recent: int, counter: TokenC
             m = replace(m, parts=tuple(mask_result(p, None) if isinstance(p, ToolResult) else p for p in m.parts))
         tail += counter.count_message(m)
     return fixed + tail
+
+
+def _framing(messages: Sequence[Message], step: Summarize) -> int:
+    """The record's framing a summary pays out of its span: all of it where the record is written anew (the span
+    folds the record in, or there is none before it), nothing where the summary is one more block of a record that
+    stays. A shortened fold of a 115-token record and one 6-token message was summarized into a 127-token record,
+    and the executor threw it away (`tests/manager/test_invariants.py`)."""
+    if step.form != "record" or any(is_record_message(m) for m in messages[: step.start]):
+        return 0
+    return RECORD_OVERHEAD_TOKENS
 
 
 def _end(step: Step) -> int:
