@@ -9,7 +9,7 @@ import json
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from chainsum.chain import new_block, record_message
@@ -39,13 +39,16 @@ _WORDS = st.sampled_from(
 
 
 @given(st.lists(_WORDS, min_size=1, max_size=30))
+@example(["28", "March", "March", "March"])  # the name "March March" overlaps the date's "March March"
+@example(["on", "My", "My", "March", "28"])  # cut before the date, the run left "My My"
 def test_a_name_is_never_inside_an_identifier_nor_only_words_that_are_no_names(words: list[str]) -> None:
     line = " ".join(words)
     taken = [m.span() for m in combined_matches(line)]
     for name in names(line):
         # somewhere in the line as its own text, not inside an identifier's span ("on March March 28": the first
-        # "March" is a name, the second is part of the date)
-        starts = [m.start() for m in re.finditer(re.escape(name), line)]
+        # "March" is a name, the second is part of the date); every occurrence, overlapping ones too ("28 March
+        # March March": the name is the last two words, and the first two, inside the date, match it as well)
+        starts = [m.start() for m in re.finditer(f"(?={re.escape(name)})", line)]
         assert any(all(s + len(name) <= a or s >= b for a, b in taken) for s in starts), (name, taken)
         assert not set(name.split()) <= {"My", "The"}, name
 

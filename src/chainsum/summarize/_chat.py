@@ -84,7 +84,8 @@ def names(line: str) -> list[str]:
             elif start < a < end:  # an identifier starts inside it: the words before that one are the name
                 end = a
         name = window[start:end].rstrip()
-        if name and name not in _NOT_NAMES:
+        # what is left before an identifier may be words that are never names alone ("My My" of "My My March 28")
+        if name and not all(w in _NOT_NAMES for w in name.split(" ")):
             out.append(name)
     return out
 
