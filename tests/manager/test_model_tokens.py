@@ -5,6 +5,9 @@ oldest work; with no extractive summarizer among those given, the model reads ev
 from __future__ import annotations
 
 import json
+import logging
+
+import pytest
 
 from chainsum.manager import SummarizationEvent
 from chainsum.summarize import ExtractiveSummarizer
@@ -56,3 +59,12 @@ def test_a_compaction_within_the_bound_is_the_model_s() -> None:
     prepared = manager.prepare_sync(_history(24, 60))  # one call of about 4,100 tokens
     assert isinstance(prepared.event, SummarizationEvent)
     assert 0 < sum(model.read) <= 6000 and "Model summary" in json.dumps(prepared.messages)
+
+
+def test_a_call_past_the_bound_is_said_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    """An operator who configured a model and reads an extractive record sees why, in one line per call."""
+    manager = make(window=16_000, summarizers=[Model(), ExtractiveSummarizer()], model_tokens_per_compaction=3000)
+    with caplog.at_level(logging.INFO, logger="chainsum.manager._summarizers"):
+        assert isinstance(manager.prepare_sync(_history()).event, SummarizationEvent)
+    said = [r.getMessage() for r in caplog.records if "past the model summarizers' bound" in r.getMessage()]
+    assert said and all("bound=<3000>" in line for line in said)

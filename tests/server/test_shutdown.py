@@ -130,6 +130,9 @@ def test_sigterm_mid_compaction_finishes_the_request_exits_0_and_frees_the_lock(
         "SUMMARIZATION_BASE_URL": slow.base_url,
         "OPENAI_API_KEY": "sk-test",
         "CHAINSUM_SHUTDOWN_TIMEOUT_SECONDS": "20",
+        # the whole 40-message chat goes to the slow model (past the default per-compaction bound it would go to
+        # the extractive summarizer, and no model call would be in flight at the SIGTERM)
+        "SUMMARIZATION_MODEL_TOKENS_PER_COMPACTION": "0",
     }
     cmd = [
         *(sys.executable, "-m", "chainsum", "serve", "--port", str(port), *store_options),

@@ -234,7 +234,17 @@ class SummarizerChain:
         listed = list(enumerate(self.summarizers))
         if self.model_tokens is None or self.model_read + tokens <= self.model_tokens:
             return listed
-        return [(i, s) for i, s in listed if model_free(s)] or listed
+        free = [(i, s) for i, s in listed if model_free(s)]
+        if free and len(free) < len(listed):
+            # said, not silent: an operator who configured a model sees why this summary is the extractive one
+            logger.info(
+                "tokens=<%d>, read=<%d>, bound=<%d> | transcript past the model summarizers' bound for this "
+                "compaction; the extractive summarizer reads it (SUMMARIZATION_MODEL_TOKENS_PER_COMPACTION)",
+                tokens,
+                self.model_read,
+                self.model_tokens,
+            )
+        return free or listed
 
     async def __call__(self, transcript: str) -> str:
         text = _trim_oldest(self.header + transcript, self.cap, self.counter.count_text)
