@@ -73,7 +73,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import MissingDependencyError, SummarizerError
 from ..formats import bedrock
-from ..manager import ContextManager, ManagerConfig, ObjectReader, Prepared, ToolTokens, is_recall_message
+from ..manager import (
+    ContextManager,
+    ManagerConfig,
+    ObjectReader,
+    Prepared,
+    ToolTokens,
+    is_recall_message,
+    starts_with,
+)
 from ..messages import Message
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
@@ -466,7 +474,7 @@ class _UserTurns:
         """`_merge_user_turns(messages)`."""
         checked = self._checked
         k = len(checked)
-        if k and len(messages) >= k and _starts_with(messages, checked):
+        if k and starts_with(messages, checked):
             tail = messages[k - 1 :]  # the last message checked, for the pair it makes with the first new one
             if _merge_user_turns(tail) is tail:
                 checked.extend(messages[k:])
@@ -474,15 +482,6 @@ class _UserTurns:
         merged = _merge_user_turns(messages)
         self._checked = list(messages) if merged is messages else []
         return merged
-
-
-def _starts_with(messages: list[StrandsMessage], head: list[StrandsMessage]) -> bool:
-    """``messages`` starts with the dicts of `head` (or equal ones), compared in C; False for a value whose
-    ``__eq__`` raises."""
-    try:
-        return messages[: len(head)] == head
-    except Exception:
-        return False
 
 
 def _merge_user_turns(messages: list[StrandsMessage]) -> list[StrandsMessage]:

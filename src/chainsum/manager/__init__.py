@@ -26,7 +26,7 @@ from ._events import (
 from ._manager import ContextManager, Prepared
 from ._policy import SessionState
 from ._profile import PHASES, Phase, PhaseTime, PhaseTimes
-from ._reader import ObjectReader, ToolTokens
+from ._reader import ObjectReader, ToolTokens, starts_with
 from ._recall import RecallTool, is_recall_message, is_recall_text
 from ._replay import CountingSummarizer, Prices, ReplayReport, TurnReport, replay, replay_sync, request_indices
 from ._summarizers import AnySummarizer
@@ -79,6 +79,7 @@ __all__ = [
     "replay",
     "replay_sync",
     "request_indices",
+    "starts_with",
     "summarizer_specs",
     "summarizers_from_config",
 ]

@@ -627,10 +627,9 @@ class ContextManager:
         `folded` counts the recall blocks this call's compaction folded in already."""
         out_items, starts = self._output_items(frame.items)
         tokens = self._tokens() + frame.system_tokens + frame.reserved
-        state = self.state
-        # what the model sees, for the recall blocks: without a pinned block, and with nothing archived to recall
-        # (or recall off), there is none to place, and the list (a copy of the whole history) is not made
-        recalling = bool(state.recall) or (self.config.recall_token_ratio > 0 and state.archived > 0)
+        # what the model sees, for the recall blocks: without a pinned block, and with no new one possible, there is
+        # none to place, and the list (a copy of the whole history) is not made
+        recalling = bool(self.state.recall) or self._may_recall()
         output = self._output_messages() if recalling else []
         if (profile := self.profile) is not None:
             profile.lap("output")
@@ -690,6 +689,10 @@ class ContextManager:
             return [p for p in blocks if p is not new], dropped
         return blocks, dropped
 
+    def _may_recall(self) -> bool:
+        """A new recall block may be made: recall is on and the session has archived something to recall."""
+        return self.config.recall_token_ratio > 0 and self.state.archived > 0
+
     def _new_recall(
         self, output: list[Message], pins: Sequence[PinnedRecall], total: int, *, compacted: bool, before: int | None
     ) -> PinnedRecall | None:
@@ -699,9 +702,9 @@ class ContextManager:
         `total` tokens of the request, and at a compaction never more than it freed (`before`, the request as it
         would have gone). Sharing that room is what gives an emergency the blocks bring about something to do:
         the history is then at least the window less that room, over the compaction's budget."""
-        cfg = self.config
-        if cfg.recall_token_ratio <= 0 or self.state.archived == 0:
+        if not self._may_recall():
             return None
+        cfg = self.config
         at = self._pins.place(output, pins, compacted=compacted)
         if at is None:
             return None

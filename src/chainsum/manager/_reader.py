@@ -37,7 +37,7 @@ from typing import Any, Generic, TypeVar
 from ..messages import Message
 from ..tokens import TokenCounter
 
-__all__ = ["ObjectReader", "ToolTokens"]
+__all__ = ["ObjectReader", "ToolTokens", "starts_with"]
 
 T = TypeVar("T")
 
@@ -50,6 +50,20 @@ class _Entry(Generic[T]):
     obj: T
     snapshot: object
     messages: tuple[Message, ...]
+
+
+def starts_with(items: Sequence[T], head: Sequence[T]) -> bool:
+    """`items` starts with the objects of `head`, compared in C: a list compare takes an object that is the very one
+    as equal without calling its ``__eq__`` (a fraction of a microsecond an object), and an equal one passes too.
+    False for a shorter `items` and where an ``__eq__`` raises (a field holding an array)."""
+    n = len(head)
+    if len(items) < n:
+        return False
+    part = items[:n] if isinstance(items, list) else list(items[:n])
+    try:
+        return bool(part == (head if isinstance(head, list) else list(head)))
+    except Exception:
+        return False
 
 
 class ObjectReader(Generic[T]):
@@ -187,15 +201,7 @@ class ObjectReader(Generic[T]):
         it reads the same, and the reader keeps the object it read (the one `latest` and `origin` give) rather than
         the copy, as `key` / `same` find copies in a rewritten list. An ``__eq__`` that raises (a field holding an
         array) reads as not grown: then the lists are compared by identity."""
-        prev = self._items
-        n = len(prev)
-        if not n or len(items) < n:
-            return False
-        head = items[:n] if isinstance(items, list) else list(items[:n])
-        try:
-            return bool(head == prev)
-        except Exception:
-            return False
+        return bool(self._items) and starts_with(items, self._items)
 
     def _by_key(self, entries: Sequence[_Entry[T]]) -> dict[Hashable, _Entry[T]]:
         """The entries by content key (made once per read, at its first object not known by identity)."""

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ..errors import SummarizerError
-from ..summarize import ExtractiveSummarizer, SummarizerLike, UsageMeter, call_summarizer, metering
+from ..summarize import SummarizerLike, UsageMeter, call_summarizer, metering
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -149,13 +149,14 @@ _STRUCTURED = "chainsum.summarize._structured"
 
 
 def model_free(summarizer: object) -> bool:
-    """The summarizer (or the one it wraps, through ``inner``: `CountingSummarizer`) is the extractive one: it calls
-    no model and costs nothing to call."""
+    """The summarizer (or the one it wraps, through ``inner``: `CountingSummarizer`) calls no model and costs
+    nothing to call: it says ``local = True``, as the extractive summarizer does (what the executor's dry run runs,
+    `chainsum.executor.compact`)."""
     seen: set[int] = set()
     current: object = summarizer
     while id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, ExtractiveSummarizer):
+        if getattr(current, "local", False) is True:
             return True
         inner = getattr(current, "inner", None)
         if inner is None:

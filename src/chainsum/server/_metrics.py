@@ -45,13 +45,13 @@ class Metrics:
             "chainsum_upstream_seconds", "Upstream time to response headers", ["route"], buckets=_SLOW, registry=r
         )
 
-        self._children: dict[tuple[str, ...], Any] = {}
+        self._children: dict[tuple[object, ...], Any] = {}
 
-    def _child(self, metric: Counter | Histogram, name: str, *labels: str) -> Any:
+    def _child(self, metric: Counter | Histogram, *labels: str) -> Any:
         """`metric`'s child of these label values, made once: prometheus_client's ``labels()`` takes a lock and
         builds its key on every call, a few microseconds each, three times a proxied request. Routes and statuses
         are few, so the children kept are few."""
-        key = (name, *labels)
+        key = (metric, *labels)
         child = self._children.get(key)
         if child is None:
             child = self._children[key] = metric.labels(*labels)
@@ -59,13 +59,13 @@ class Metrics:
 
     def count_request(self, route: str, status: int) -> None:
         """A proxied request answered with `status`."""
-        self._child(self.requests, "requests", route, str(status)).inc()
+        self._child(self.requests, route, str(status)).inc()
 
     def observe_prepare(self, route: str, seconds: float) -> None:
-        self._child(self.prepare_seconds, "prepare", route).observe(seconds)
+        self._child(self.prepare_seconds, route).observe(seconds)
 
     def observe_upstream(self, route: str, seconds: float) -> None:
-        self._child(self.upstream_seconds, "upstream", route).observe(seconds)
+        self._child(self.upstream_seconds, route).observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

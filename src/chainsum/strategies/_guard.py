@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from ..chain import is_record_message, safe_cuts
+from ..chain import current_turn_start, is_record_message, safe_cuts
 from ..messages import Message, ToolCall, ToolResult
 from ..tokens import TokenCounter
 from ._auto import AutoStrategy
@@ -218,7 +218,7 @@ def tail_need(messages: Sequence[Message], preserve_recent: int, counter: TokenC
     session at 16K compacted no deeper than with the configured reset)."""
     head, fixed = _beside_tail(messages, counter)
     keep = min(preserve_recent, len(messages) - head)
-    current = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    current = current_turn_start(messages)
     tail = 0
     for i in range(len(messages) - keep, len(messages)):
         m = messages[i]
