@@ -27,9 +27,12 @@ from bench_strands import run, workloads
 from chainsum.manager import ContextManager
 from chainsum.store import MemoryArchive
 
-RecallPins = type(ContextManager(context_window=1000)._pins)  # pyright: ignore[reportPrivateUsage]
-"""The manager's recall-pin class, taken from a manager (what this benchmark counts the searches of is its own
-internal, as `_recall_blocks` and `_frame` below are: the manager's private modules stay unimported here)."""
+_PROBE = ContextManager(context_window=1000)
+RequestWriter = type(_PROBE._writer)  # pyright: ignore[reportPrivateUsage]
+RecallPins = type(_PROBE._writer._pins)  # pyright: ignore[reportPrivateUsage]
+"""The manager's request writer and recall-pin classes, taken from a manager (what this benchmark counts the searches
+of is their own internal, as `_recall_blocks` and `_frame` below are: the manager's private modules stay unimported
+here)."""
 
 
 class Split:
@@ -44,7 +47,7 @@ class Split:
 
     def install(self) -> None:
         search: Callable[..., Any] = RecallPins.search
-        blocks: Callable[..., Any] = ContextManager._recall_blocks  # pyright: ignore[reportPrivateUsage]
+        blocks: Callable[..., Any] = RequestWriter._recall_blocks  # pyright: ignore[reportPrivateUsage]
         frame: Callable[..., Any] = ContextManager._frame  # pyright: ignore[reportPrivateUsage]
         store_search: Callable[..., Any] = MemoryArchive.search
 
@@ -72,7 +75,7 @@ class Split:
 
         RecallPins.search = counted_search  # type: ignore[method-assign]
         MemoryArchive.search = counted_store_search  # type: ignore[method-assign]
-        ContextManager._recall_blocks = timed_blocks  # type: ignore[method-assign]
+        RequestWriter._recall_blocks = timed_blocks  # type: ignore[method-assign]
         ContextManager._frame = timed_frame  # type: ignore[method-assign]
 
     def figures(self) -> tuple[int, int, float, int, float, float, float]:

@@ -23,12 +23,13 @@ from ._events import (
     WindowExceededEvent,
     detect_summarization,
 )
-from ._manager import ContextManager, Prepared
+from ._manager import ContextManager
 from ._policy import SessionState
 from ._profile import PHASES, Phase, PhaseTime, PhaseTimes
 from ._reader import ObjectReader, ToolTokens, starts_with
 from ._recall import RecallTool, is_recall_message, is_recall_text
 from ._replay import CountingSummarizer, Prices, ReplayReport, TurnReport, replay, replay_sync, request_indices
+from ._request import Prepared
 from ._summarizers import AnySummarizer
 from ._summarizers_config import summarizer_specs, summarizers_from_config
 from ._windows import CONTEXT_WINDOWS, UnknownModelError, context_window

@@ -37,9 +37,10 @@ from ..messages import Message
 from ..rules import validate
 from ..tokens import TokenCounter
 from ._events import SummarizationEvent, SummarizationFailedEvent
-from ._manager import ContextManager, Prepared
+from ._manager import ContextManager
 from ._prompt_cache import BreakpointCache
 from ._recall import is_recall_message
+from ._request import Prepared
 from ._summarizers import AnySummarizer
 
 __all__ = ["CountingSummarizer", "Prices", "ReplayReport", "TurnReport", "replay", "replay_sync", "request_indices"]
@@ -315,7 +316,7 @@ async def replay(
             reason = f"failed:{prepared.event.error_kind}"
         context = prepared.tokens_after
         # the manager's cache marks taken off: the one it moves to the newest message is no prefix break
-        plain = list(manager._breakpoints.unmark(sent))  # pyright: ignore[reportPrivateUsage]
+        plain = list(manager.unmarked(sent))
         k = _common_prefix(plain, previous)
         breakpoint_cached = min(context, anthropic.read(sent, tokens.total)) if anthropic is not None else None
         cached = min(context, tokens.total(sent[:k])) if k else 0
