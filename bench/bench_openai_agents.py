@@ -83,6 +83,7 @@ class TimedFilter(ChainsumInputFilter):
     def __init__(self, session: TimedSession) -> None:
         super().__init__(manager=session.manager)
         self.session = session
+        self._reader = session._reader  # pyright: ignore[reportPrivateUsage]  # one reader, as session.input_filter
 
     async def __call__(self, data: Any) -> Any:
         started = time.perf_counter()

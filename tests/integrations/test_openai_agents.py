@@ -34,6 +34,7 @@ from agents import (
     function_tool,
     set_tracing_disabled,
 )
+from agents.run_config import CallModelData, ModelInputData
 
 import chainsum
 from chainsum.integrations.openai_agents import (
@@ -322,6 +323,47 @@ def _parallel_history(turns: int) -> list[TResponseInputItem]:
             items.append({"type": "function_call", "call_id": f"c{t}{k}", "name": "lookup", "arguments": "{}"})
         items += [{"type": "function_call_output", "call_id": f"c{t}{k}", "output": f"r{t}{k}"} for k in range(3)]
     return items
+
+
+def test_each_model_turn_is_read_once_and_written_back_as_the_items_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session and the filter read the SDK's items through the shared `GroupReader`: a request that adds a turn
+    converts that turn's runs only (a model turn's reasoning and calls: one run), whether the items are the very
+    objects (the filter) or a store's new copies (the session); a compacted history keeps the items read."""
+    import chainsum.integrations.openai_agents as module
+
+    runs: list[int] = []
+    load = module.load
+
+    def counting(data: Any, format: str | None = None) -> Any:
+        runs.append(len(data))
+        return load(data, format=format)
+
+    monkeypatch.setattr(module, "load", counting)
+    history = _parallel_history(8)  # 8 items a turn: the question, one run of reasoning and 3 calls, 3 outputs
+    session = ChainsumSession("once", context_window=100_000, config=ManagerConfig())
+    asyncio.run(session.add_items(history[:40]))
+    asyncio.run(session.get_items())
+    assert sum(runs) == 40 and len(runs) == 5 * 5
+    runs.clear()
+    asyncio.run(session.add_items(history[40:48]))
+    assert asyncio.run(session.get_items()) == history[:48] and runs == [1, 4, 1, 1, 1]
+    agent = Agent(name="agent", instructions="be brief")
+    input_filter = ChainsumInputFilter(context_window=100_000, config=ManagerConfig())
+    data: Any = CallModelData(ModelInputData(list(history[:48]), "be brief"), agent, None)
+    asyncio.run(input_filter(data))
+    runs.clear()
+    data = CallModelData(ModelInputData([*history[:48], *history[48:56]], "be brief"), agent, None)
+    out = asyncio.run(input_filter(data))
+    assert runs == [1, 4, 1, 1, 1] and all(a is b for a, b in zip(out.input, data.model_data.input, strict=True))
+    small = ChainsumSession("small", context_window=600, config=ManagerConfig())
+    asyncio.run(small.add_items(history))
+    kept = asyncio.run(small.get_items())
+    assert small.last is not None and small.last.changed and tool_problems(kept) == []
+    assert kept[-8:] == history[-8:]  # the newest turn kept as the store held it
+    runs.clear()
+    asyncio.run(small.add_items(history[:1]))
+    asyncio.run(small.get_items())
+    assert runs == [1]  # the compacted history written back is what was read: only the new item is converted
 
 
 def test_latest_never_starts_with_an_orphan_or_a_lone_item() -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chainsum.manager import ObjectReader, ToolTokens
+from chainsum.manager import GroupReader, ObjectReader, ToolTokens
 from chainsum.messages import Message
 from chainsum.tokens import HeuristicCounter, TokenCounter
 
@@ -220,3 +220,108 @@ def test_reading_step_by_step_equals_a_fresh_read(steps: list[tuple[str, int]]) 
             items = items[: k % (len(items) + 1)]
         fresh = ObjectReader(_value_convert, snapshot=lambda o: o.text, recheck=1)
         assert _texts(reader.read(items)) == _texts(fresh.read(items)) == [o.text for o in items]
+
+
+# --- GroupReader ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TurnItem:
+    """An OpenAI Responses-like item: ``turn`` items (reasoning, calls, an assistant message item) that follow one
+    another read as one assistant message; the others (a user message, a tool output) are messages of their own."""
+
+    text: str
+    turn: bool
+
+
+def _joins(before: TurnItem, item: TurnItem) -> bool:
+    return before.turn and item.turn
+
+
+def _run_convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
+    if run[0].turn:
+        return (Message.of("assistant", "+".join(i.text for i in run)),)
+    assert len(run) == 1
+    return (Message.of("user", run[0].text),)
+
+
+def _expected(items: Sequence[TurnItem]) -> list[str]:
+    out: list[str] = []
+    for k, item in enumerate(items):
+        if item.turn and k and items[k - 1].turn:
+            out[-1] += f"+{item.text}"
+        else:
+            out.append(item.text)
+    return out
+
+
+def test_a_group_reader_converts_a_run_once_and_again_only_when_it_grows() -> None:
+    runs: list[list[str]] = []
+
+    def convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
+        runs.append([i.text for i in run])
+        return _run_convert(run)
+
+    reader = GroupReader(convert, _joins)
+    items = [TurnItem("u0", False), TurnItem("r1", True), TurnItem("c1", True), TurnItem("o1", False)]
+    first = reader.read(items)
+    assert _texts(first) == ["u0", "r1+c1", "o1"] and runs == [["u0"], ["r1", "c1"], ["o1"]]
+    items = [*items, TurnItem("r2", True)]
+    second = reader.read(items)
+    assert runs[3:] == [["r2"]] and all(a is b for a, b in zip(first, second[:3], strict=True))
+    items = [*items, TurnItem("m2", True)]  # joins the run the last read ended with: that run is cut and read again
+    third = reader.read(items)
+    assert runs[4:] == [["r2", "m2"]] and _texts(third) == ["u0", "r1+c1", "o1", "r2+m2"]
+    assert reader.same == 5 and third[1] is first[1]
+    origin = reader.origin(third[1])
+    assert origin is not None and origin[0] == (items[1], items[2]) and origin[1] == (third[1],)
+
+
+def test_a_group_reader_takes_equal_copies_and_a_moved_run_without_converting() -> None:
+    runs: list[list[str]] = []
+
+    def convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
+        runs.append([i.text for i in run])
+        return _run_convert(run)
+
+    reader = GroupReader(convert, _joins)
+    items = [TurnItem("u0", False), TurnItem("r1", True), TurnItem("c1", True), TurnItem("o1", False)]
+    first = reader.read(items)
+    copies = [TurnItem(i.text, i.turn) for i in items]  # a store's items decoded again: new, equal objects
+    again = reader.read([*copies, TurnItem("u2", False)])
+    assert runs[3:] == [["u2"]] and all(a is b for a, b in zip(first, again[:3], strict=True))
+    assert reader.latest[1] is items[1]  # the object read stands for its copy
+    written = [TurnItem("summary", False), items[1], items[2], TurnItem("u2", False)]  # compacted, written back
+    out = reader.read(written)
+    assert _texts(out) == ["summary", "r1+c1", "u2"] and out[1] is first[1]
+    assert runs[4:] == [["summary"], ["u2"]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["turn", "other", "copy", "replace", "drop", "compact"]), st.integers(0, 30), st.booleans()
+        )
+    )
+)
+def test_group_reading_step_by_step_equals_a_fresh_read(steps: list[tuple[str, int, bool]]) -> None:
+    """Whatever the history does between requests (items of a model turn or others appended, the whole history
+    decoded again as equal copies, an item replaced, items dropped, a compacted history written back with some of
+    the very items read), the incremental read gives the runs and messages a fresh reader gives."""
+    reader = GroupReader(_run_convert, _joins)
+    items: list[TurnItem] = [TurnItem("start", False)]
+    for made, (op, k, turn) in enumerate(steps):
+        if op in ("turn", "other"):
+            items = [*items, TurnItem(f"new{made}", op == "turn")]
+        elif op == "copy":
+            items = [TurnItem(o.text, o.turn) for o in items]
+        elif op == "replace" and items:
+            items = list(items)
+            items[k % len(items)] = TurnItem(f"replaced{made}", turn)
+        elif op == "drop":
+            items = items[: k % (len(items) + 1)]
+        elif op == "compact":
+            items = [TurnItem(f"summary{made}", False), *items[k % (len(items) + 1) :]]
+        fresh = GroupReader(_run_convert, _joins)
+        assert _texts(reader.read(items)) == _texts(fresh.read(items)) == _expected(items)

@@ -51,6 +51,12 @@ instructions and the framed transcript as the input, no tools, tracing off. A pl
 (``model_summarizer("gpt-4.1-mini")``, through its ``MultiProvider``, ``litellm/...`` included). See
 `chainsum.integrations._summarizer` for the rule, the fallback and the usage reported.
 
+Both read the SDK's items with the shared `chainsum.manager.GroupReader`: a model turn's items (reasoning, calls, an
+assistant message item) read together as one canonical assistant message, each run converted once, so a request
+with nothing to compact costs the conversion of what is new; the manager gets `Message` objects, and what it writes
+back reuses the items read (a run whose messages came back whole is the very items given) beside the few it wrote
+(a summary record, a masked output, a recall block).
+
 One instance serves one conversation: its `ContextManager` holds that conversation's mapping. The manager's
 ``session`` (the conversation's key in the archive) defaults to the session id.
 """
@@ -59,13 +65,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from ..errors import MissingDependencyError, SummarizerError
 from ..executor import check_budget
-from ..manager import ContextManager, Prepared, ToolTokens, is_recall_text
+from ..formats import dump, load
+from ..manager import ContextManager, GroupReader, Prepared, ToolTokens, is_recall_message
+from ..messages import Message
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import TokenCounter, json_tokens
@@ -190,11 +199,14 @@ def _adapt(model: object) -> ModelSummarizer | None:
 
 
 def _kind(item: object) -> str | None:
-    return cast(str | None, cast(Mapping[str, Any], item).get("type")) if isinstance(item, Mapping) else None
+    # a dict first: the SDK's items are dicts, and an ABC check costs more than the rest of the look
+    if type(item) is dict or isinstance(item, Mapping):
+        return cast(str | None, cast(Mapping[str, Any], item).get("type"))
+    return None
 
 
 def _call_id(item: object) -> str | None:
-    value = cast(Mapping[str, Any], item).get("call_id") if isinstance(item, Mapping) else None
+    value = cast(Mapping[str, Any], item).get("call_id") if type(item) is dict or isinstance(item, Mapping) else None
     return value if isinstance(value, str) else None
 
 
@@ -222,27 +234,54 @@ def _final_response(items: Sequence[object]) -> int:
     return k
 
 
+class _Pairing:
+    """The calls and outputs of a history (`_pairs`), scanned once and extended by the items added since: a stored
+    session only grows between two requests, and scanning all of it again cost more than the rest of a request."""
+
+    def __init__(self) -> None:
+        self.scanned = 0
+        """Items scanned."""
+        self.waiting: dict[tuple[str, str], list[int]] = {}
+        """By (output type, call id): the indexes of the calls still without output (none: no key)."""
+        self.answered: dict[int, int] = {}
+        self.orphans: list[int] = []
+        self.basis: object = None
+        """The reader's list these items were read as (`_Read`): another list read since means scanning again."""
+
+    def extend(self, items: Sequence[object]) -> None:
+        """Scan `items` past the ones scanned (which must be what `items` starts with)."""
+        waiting, answered, orphans = self.waiting, self.answered, self.orphans
+        for i in range(self.scanned, len(items)):
+            item = items[i]
+            if type(item) is dict:
+                kind, cid = cast(dict[str, Any], item).get("type"), cast(dict[str, Any], item).get("call_id")
+            else:
+                kind, cid = _kind(item), _call_id(item)
+            if not isinstance(kind, str) or not isinstance(cid, str):
+                continue
+            if kind in _OUTPUT_OF:
+                waiting.setdefault((kind, cid), []).append(i)
+            elif kind in _CALL_OF:
+                key = (_CALL_OF[kind], cid)
+                calls = waiting.get(key)
+                if calls:
+                    answered[i] = calls.pop(0)
+                    if not calls:
+                        del waiting[key]
+                else:
+                    orphans.append(i)
+        self.scanned = len(items)
+
+    def unanswered(self) -> list[int]:
+        return sorted(i for calls in self.waiting.values() for i in calls)
+
+
 def _pairs(items: Sequence[object]) -> tuple[dict[int, int], list[int], list[int]]:
     """(output index -> call index, unanswered call indexes, orphan output indexes). An output answers the oldest
     unanswered call of its type with its ``call_id`` before it."""
-    open_calls: dict[tuple[str, str], list[int]] = {}
-    answered: dict[int, int] = {}
-    orphans: list[int] = []
-    for i, item in enumerate(items):
-        kind = _kind(item)
-        cid = _call_id(item)
-        if kind is None or cid is None:
-            continue
-        if kind in _OUTPUT_OF:
-            open_calls.setdefault((kind, cid), []).append(i)
-        elif kind in _CALL_OF:
-            waiting = open_calls.get((_CALL_OF[kind], cid))
-            if waiting:
-                answered[i] = waiting.pop(0)
-            else:
-                orphans.append(i)
-    unanswered = sorted(i for waiting in open_calls.values() for i in waiting)
-    return answered, unanswered, orphans
+    pairing = _Pairing()
+    pairing.extend(items)
+    return pairing.answered, pairing.unanswered(), pairing.orphans
 
 
 def _zone_end(items: Sequence[object], call: int) -> int:
@@ -263,8 +302,13 @@ def check_history(
     of the lost calls and of the dropped outputs. A call without output is *pending* when it belongs to the final
     model response (kept: see the module docstring) and *lost* when the conversation went on after it."""
     _answered, unanswered, orphans = _pairs(items)
-    final = _final_response(items)
-    lost = [i for i in unanswered if i < final]
+    return _fixed(items, [i for i in unanswered if i < _final_response(items)], orphans)
+
+
+def _fixed(
+    items: list[TResponseInputItem], lost: Sequence[int], orphans: Sequence[int]
+) -> tuple[list[TResponseInputItem], tuple[str, ...], tuple[str, ...]]:
+    """`check_history`'s answer for the indexes of the lost calls and of the orphan outputs of `items`."""
     if not lost and not orphans:
         return items, (), ()
     drop = set(orphans)
@@ -314,18 +358,6 @@ def latest(items: list[TResponseInputItem], limit: int) -> list[TResponseInputIt
     return items[start:]
 
 
-def _is_recall(item: object) -> bool:
-    if not isinstance(item, Mapping) or cast(Mapping[str, Any], item).get("role") != "user":
-        return False
-    content = cast(Mapping[str, Any], item).get("content")
-    if isinstance(content, str):
-        return is_recall_text(content)
-    if isinstance(content, list) and content:
-        first = cast(list[Any], content)[0]
-        return isinstance(first, Mapping) and is_recall_text(str(cast(Mapping[str, Any], first).get("text", "")))
-    return False
-
-
 async def _finish(awaitable: Awaitable[_T]) -> _T:
     """Await `awaitable` to its end even when the caller is cancelled meanwhile (then re-raise the cancellation): a
     store rewrite stopped between its clear and its add would leave the session empty."""
@@ -341,6 +373,84 @@ async def _finish(awaitable: Awaitable[_T]) -> _T:
     return task.result()
 
 
+# --- reading and writing the SDK's items ----------------------------------------------------------------------------
+
+
+_CALL_OUTPUTS = frozenset(_CALL_OF)
+_INSTRUCTION_ROLES = frozenset({"system", "developer"})
+
+
+def _in_turn(item: object) -> bool:
+    """An item that reads as part of an assistant message (`chainsum.formats.openai_responses`: an assistant
+    message item, reasoning, a call, an item of another type that is not instructions); the others (a user, system
+    or developer message, a tool output) are messages of their own."""
+    if type(item) is not dict:
+        return False
+    m = cast(dict[str, Any], item)
+    kind = m.get("type", "message")
+    if kind == "message":
+        return m.get("role") == "assistant"
+    return kind not in _CALL_OUTPUTS and isinstance(kind, str) and m.get("role") not in _INSTRUCTION_ROLES
+
+
+def _joins(before: object, item: object) -> bool:
+    return _in_turn(before) and _in_turn(item)
+
+
+def _convert(run: Sequence[TResponseInputItem]) -> Sequence[Message]:
+    return load(list(run), format=_FORMAT).messages
+
+
+def _dumped(messages: Sequence[Message]) -> list[TResponseInputItem]:
+    wire: Any = dump(list(messages), to=_FORMAT)
+    return list(cast(list[TResponseInputItem], wire["input"] if isinstance(wire, dict) else wire))
+
+
+class _Reader:
+    """The SDK's items to canonical messages and back, through the shared `GroupReader` (a model turn's items, its
+    reasoning, calls and message, read together as one assistant message, each run converted once), with the
+    history's calls and outputs (`_Pairing`) kept up to date with it. The session and its `input_filter` share one,
+    so that the manager gets the very messages from both."""
+
+    def __init__(self) -> None:
+        self.runs: GroupReader[TResponseInputItem] = GroupReader(_convert, _joins)
+        self.pairing = _Pairing()
+
+    def read(self, items: Sequence[TResponseInputItem]) -> list[Message]:
+        runs = self.runs
+        basis = runs.latest
+        messages = runs.read(items)
+        pairing = self.pairing
+        if pairing.basis is not basis or runs.same < pairing.scanned:
+            pairing = self.pairing = _Pairing()
+        pairing.extend(items)
+        pairing.basis = runs.latest
+        return messages
+
+    def write(self, messages: Sequence[Message]) -> list[TResponseInputItem]:
+        """Items for the manager's output: the items read for each run whose messages came back whole, the others
+        written (a summary record, a masked output, a recall block)."""
+        out: list[TResponseInputItem] = []
+        pending: list[Message] = []
+        i = 0
+        while i < len(messages):
+            origin = self.runs.origin(messages[i])
+            if origin is not None and origin[1][0] is messages[i]:
+                run, own = origin
+                if i + len(own) <= len(messages) and all(map(operator.is_, own, messages[i : i + len(own)])):
+                    if pending:
+                        out.extend(_dumped(pending))
+                        pending = []
+                    out.extend(run)
+                    i += len(own)
+                    continue
+            pending.append(messages[i])
+            i += 1
+        if pending:
+            out.extend(_dumped(pending))
+        return out
+
+
 # --- the session -------------------------------------------------------------------------------------------------
 
 
@@ -348,10 +458,9 @@ class ChainsumSession:
     """A `Session` (the SDK's protocol) whose history stays inside the context window. See the module docstring.
 
     Takes `ContextManager`'s keyword arguments (``config``, ``context_window`` or ``model``, ``summarizers``,
-    ``archive``, ``on_event``, ``session``, ...; the format is the SDK's, ``"openai-responses"``) or a ready
-    ``manager=`` (made with ``format="openai-responses"``), and ``summarizer=``: an Agents SDK ``Model`` to write the
-    summaries, a chainsum summarizer spec string, or a callable (then the extractive fallback; `model_summarizer`
-    for the SDK's model names).
+    ``archive``, ``on_event``, ``session``, ...) or a ready ``manager=`` (made for `Message` objects: without
+    ``format=``), and ``summarizer=``: an Agents SDK ``Model`` to write the summaries, a chainsum summarizer spec
+    string, or a callable (then the extractive fallback; `model_summarizer` for the SDK's model names).
 
     Args:
         session_id: The session's id, as the SDK uses it (and chainsum's archive key unless ``session=`` is given).
@@ -390,7 +499,7 @@ class ChainsumSession:
         take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK")
         if manager is None:
             manager_kwargs.setdefault("session", session_id)
-        self.manager: ContextManager = make_manager(manager, manager_kwargs, format=_FORMAT)
+        self.manager: ContextManager = make_manager(manager, manager_kwargs)
         """The `ContextManager` doing the work; its archive holds every item taken out of the stored history."""
         self.last: Prepared[Any] | None = None
         """What the latest `get_items` prepared (its event, records, token counts)."""
@@ -398,6 +507,7 @@ class ChainsumSession:
         """How many times the wrapped session's items were replaced by their compacted form."""
         self._lock = asyncio.Lock()
         self._filter: ChainsumInputFilter | None = None
+        self._reader = _Reader()
 
     @property
     def input_filter(self) -> ChainsumInputFilter:
@@ -405,6 +515,7 @@ class ChainsumSession:
         run (which the session never sees) and adds recall; the next `get_items` writes what it compacted back."""
         if self._filter is None:
             self._filter = ChainsumInputFilter(manager=self.manager)
+            self._filter._reader = self._reader  # pyright: ignore[reportPrivateUsage]  # one reader: see `_Reader`
         return self._filter
 
     # the Session protocol ----------------------------------------------------------------------------------------
@@ -444,7 +555,14 @@ class ChainsumSession:
 
     async def _compacted(self) -> list[TResponseInputItem]:
         stored = await self._read_all()
-        items, lost, orphans = check_history(stored)
+        reader = self._reader
+        canonical = reader.read(stored)
+        pairing = reader.pairing
+        unanswered = pairing.unanswered()
+        final = _final_response(stored) if unanswered else 0
+        items, lost, orphans = _fixed(stored, [i for i in unanswered if i < final], pairing.orphans)
+        if items is not stored:
+            canonical = reader.read(items)
         if lost:
             logger.warning(
                 "session=<%s>, call_ids=<%s> | tool results missing from the stored history; answered with a "
@@ -458,12 +576,19 @@ class ChainsumSession:
                 self.session_id,
                 ",".join(orphans),
             )
-        prepared = await self.manager.prepare(items, system=self.instructions, reserved_tokens=self.reserved_tokens)
+        prepared = await self.manager.prepare(canonical, system=self.instructions, reserved_tokens=self.reserved_tokens)
         self.last = prepared
-        out = cast(list[TResponseInputItem], list(prepared.messages))
-        keep = [item for item in out if not _is_recall(item)] if prepared.recalled else out
-        if keep != stored:
+        keep = items
+        if prepared.messages is not canonical:
+            out = cast(list[Message], prepared.messages)
+            written = reader.write([m for m in out if not is_recall_message(m)] if prepared.recalled else out)
+            if written != items:
+                keep = written
+        if keep is not stored:
+            rewrites = self.rewrites
             await _finish(self._replace(stored, keep))
+            if self.rewrites > rewrites:
+                reader.read(keep)  # what the store holds now: its next read is this list grown
         return keep
 
     async def _replace(self, old: list[TResponseInputItem], new: list[TResponseInputItem]) -> None:
@@ -509,25 +634,27 @@ class ChainsumInputFilter:
         **manager_kwargs: Any,
     ) -> None:
         take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK")
-        self.manager: ContextManager = make_manager(manager, manager_kwargs, format=_FORMAT)
+        self.manager: ContextManager = make_manager(manager, manager_kwargs)
         self.reserved_tokens = check_budget(reserved_tokens, "reserved_tokens") or 0
         self.count_tools = count_tools
         self.last: Prepared[Any] | None = None
         """What the latest call prepared."""
         self._tools = ToolTokens(_tool_tokens)
+        self._reader = _Reader()
 
     async def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         model_data = data.model_data
         agent = data.agent
         tools = self._tools.count([*agent.tools, *agent.handoffs], self.manager.counter) if self.count_tools else 0
         reserved = self.reserved_tokens + tools
-        prepared = await self.manager.prepare(
-            model_data.input, system=model_data.instructions, reserved_tokens=reserved
-        )
+        canonical = self._reader.read(model_data.input)
+        prepared = await self.manager.prepare(canonical, system=model_data.instructions, reserved_tokens=reserved)
         self.last = prepared
-        return ModelInputData(
-            input=cast(list[TResponseInputItem], list(prepared.messages)), instructions=model_data.instructions
-        )
+        if prepared.messages is canonical:
+            out = list(model_data.input)
+        else:
+            out = self._reader.write(cast(list[Message], prepared.messages))
+        return ModelInputData(input=out, instructions=model_data.instructions)
 
 
 def _tool_tokens(owned: Sequence[object], counter: TokenCounter) -> int:

@@ -1,7 +1,8 @@
 """The context manager layer: `ContextManager` (call `prepare` before every model request), its configuration and
 the `CompactionSettings` built from it, `compact_document` (what ``chainsum compact`` does, as a call), events,
 context windows, recall, session replay, `PhaseTimes` (where the time of `prepare` goes), and `ObjectReader` /
-`ToolTokens`, through which every framework integration reads its framework's messages and tools incrementally.
+`GroupReader` / `ToolTokens`, through which every framework integration reads its framework's messages and tools
+incrementally.
 
 The modules of this package are private (``_name.py``); every other package, the benchmarks and the tests of other
 layers import only the names below (``tests/test_layers.py`` holds them to it)."""
@@ -26,7 +27,7 @@ from ._events import (
 from ._manager import ContextManager
 from ._policy import SessionState
 from ._profile import PHASES, Phase, PhaseTime, PhaseTimes
-from ._reader import ObjectReader, ToolTokens, starts_with
+from ._reader import GroupReader, ObjectReader, ToolTokens, starts_with
 from ._recall import RecallTool, is_recall_message, is_recall_text
 from ._replay import CountingSummarizer, Prices, ReplayReport, TurnReport, replay, replay_sync, request_indices
 from ._request import Prepared
@@ -49,6 +50,7 @@ __all__ = [
     "EnvVar",
     "EventBus",
     "EventCallback",
+    "GroupReader",
     "ManagerConfig",
     "ManagerEvent",
     "ObjectReader",

@@ -23,6 +23,13 @@ keeps only its framework's conversion function and reads through `ObjectReader`:
 An object edited in place deep inside the list (not among the last `recheck`) is not seen, as with the manager's own
 reading of a list: frameworks replace what they change (LangGraph's ``add_messages`` swaps the object by its id).
 
+Some frameworks' objects do not map to messages one by one: an OpenAI Responses model turn is a run of items (a
+reasoning item, function calls, a message item) that reads as one assistant message. `GroupReader` cuts the list
+into such runs (`joins` says whether an object continues the run of the one before it) and reads the runs, as tuples
+of objects, through an `ObjectReader`: a run read before is the very tuple again, so the reader's compare in C and
+its identity lookups hold; only the runs from the first change (or from the last run, which a new object may join)
+are cut again.
+
 `ToolTokens` is the other thing every integration needs per request: the tokens of the tool definitions sent with it,
 counted again only when the tool objects (or the counter) change.
 """
@@ -37,7 +44,7 @@ from typing import Any, Generic, TypeVar
 from ..messages import Message
 from ..tokens import TokenCounter
 
-__all__ = ["ObjectReader", "ToolTokens", "starts_with"]
+__all__ = ["GroupReader", "ObjectReader", "ToolTokens", "starts_with"]
 
 T = TypeVar("T")
 
@@ -229,6 +236,91 @@ class ObjectReader(Generic[T]):
             origins = self._origins = {id(m): e for e in self._entries.values() for m in e.messages}
         entry = origins.get(id(message))  # an entry keeps its messages alive: an id found is that message's
         return None if entry is None else (entry.obj, entry.messages)
+
+
+def _equal_head(items: Sequence[T], head: Sequence[T]) -> int:
+    """How many leading objects of `items` are those of `head` or equal to them (an ``__eq__`` that raises: not)."""
+    n = 0
+    for a, b in zip(items, head, strict=False):
+        if a is not b:
+            try:
+                if not a == b:
+                    break
+            except Exception:
+                break
+        n += 1
+    return n
+
+
+class GroupReader(Generic[T]):
+    """Framework objects to canonical messages where a run of objects converts together (see the module docstring).
+
+    `convert(run)` gives the messages of one run of objects; `joins(before, obj)` says whether `obj` continues the
+    run that `before` (the object just before it) is in. The runs are read by an `ObjectReader` of tuples (its
+    `recheck` last runs looked at again), so a request that adds objects costs the cut and conversion of the new
+    ones. An object edited in place is not seen (a framework whose history objects are rebuilt for every request,
+    as the OpenAI Agents SDK's are, never does that); an equal copy stands for the object read, as in
+    `ObjectReader`."""
+
+    def __init__(
+        self,
+        convert: Callable[[Sequence[T]], Sequence[Message]],
+        joins: Callable[[T, T], bool],
+        *,
+        recheck: int = 1,
+    ) -> None:
+        self._joins = joins
+        self._runs: list[tuple[T, ...]] = []
+        """The runs of the latest read, in order."""
+        self._items: list[T] = []
+        """The objects of those runs, in order (the ones read: an equal copy in a later list stands for its object)."""
+        self.reader: ObjectReader[tuple[T, ...]] = ObjectReader(lambda runs, i: convert(runs[i]), recheck=recheck)
+        """The reader of the runs (its `converted`, `repeated` and `origin` are per run)."""
+        self.same = 0
+        """How many leading objects of the latest read were those of the read before (or equal to them)."""
+
+    @property
+    def latest(self) -> Sequence[T]:
+        """The objects of the latest read, in order."""
+        return self._items
+
+    def read(self, items: Sequence[T]) -> list[Message]:
+        """The canonical messages of `items`, in order (a new list, the caller's to keep)."""
+        prev, runs = self._items, self._runs
+        same = len(prev) if prev and starts_with(items, prev) else _equal_head(items, prev)
+        # keep the runs that end within the unchanged head, less the last one when the next object joins it
+        kept, end = 0, 0
+        while kept < len(runs) and end + len(runs[kept]) <= same:
+            end += len(runs[kept])
+            kept += 1
+        if kept and end < len(items) and self._joins(items[end - 1], items[end]):
+            kept -= 1
+            end -= len(runs[kept])
+        joins, old = self._joins, runs[kept:]
+        by_first: dict[int, tuple[T, ...]] | None = None
+        new_runs = runs[:kept]
+        start = end
+        for i in range(end + 1, len(items) + 1):
+            if i < len(items) and joins(items[i - 1], items[i]):
+                continue
+            run = tuple(items[start:i])
+            k = len(new_runs) - kept
+            was = old[k] if k < len(old) else None
+            if was is None or was[0] is not run[0]:  # moved (a compacted history written back): by its first object
+                if by_first is None:
+                    by_first = {id(r[0]): r for r in old}
+                was = by_first.get(id(run[0]))
+            if was is not None and len(was) == len(run) and all(map(operator.is_, was, run)):
+                run = was  # the very run read before: the reader finds it by identity
+            new_runs.append(run)
+            start = i
+        self._runs, self.same = new_runs, same
+        self._items = [*prev[:end], *items[end:]] if end else list(items)
+        return self.reader.read(new_runs)
+
+    def origin(self, message: Message) -> tuple[tuple[T, ...], tuple[Message, ...]] | None:
+        """The run of objects `message` came from, with all of its messages (`ObjectReader.origin`)."""
+        return self.reader.origin(message)
 
 
 class ToolTokens:
