@@ -35,10 +35,16 @@ summarizer (no model: its calls cost nothing). Printed per workload and library:
   request, averaged over every tenth request; ``facts``: the same for the planted ``ERR-nnnnn`` facts (generated
   sessions only);
 - ``old ids`` and ``old facts``: the same for the identifiers and facts that occur only in the history's messages
-  before its newest `OLD_TAIL` x window tokens (a quarter: 8,000 tokens at 32K; `Sampler`). Every library sends
-  the newest messages alike (verbatim, or the newest tool output clipped), and they are most of what ``ids`` counts
-  (every library above 33 %), so ``ids`` hardly tells one compaction from another; the old part is what each had to
-  compact, and its share what its compaction kept. The split depends on the history and the window only.
+  before its newest ``--old-tail`` x window tokens (`OLD_TAIL`, a tenth: 3,200 tokens at 32K; `Sampler`). Every
+  library sends the newest messages alike (verbatim, or the newest tool output clipped), and they are most of what
+  ``ids`` counts (every library above 33 %), so ``ids`` hardly tells one compaction from another; the old part is
+  what each had to compact, and its share what its compaction kept. The split depends on the history and the
+  window only. Why a tenth: the tail left out should be one every library keeps verbatim, and the least any kept
+  after a compaction here was zrb's 2,049-2,426 tokens (its own log: "keeping 10 verbatim (2426 tokens)"); a
+  larger tail credits a library for keeping more verbatim than the others right after compacting (chainsum's
+  reset keeps about 12K at 32K, LangChain 9.6K), which is not what its compaction kept. Measured at
+  ``--sessions 500``: chainsum's old-ids ratio to LangChain on the two corpus sessions is 1.38x / 1.20x at 0.05,
+  1.39x / 1.21x at 0.1, 1.72x / 1.33x at 0.25 and 2.78x / 1.89x at 0.5.
 
 Then chainsum's `ContextManager.choice` (its trigger and reset, and why: `chainsum.manager._depth`, the cache-aware
 reset) and the target, for both chainsum rows: cost at most that of the cheapest summarizing library whose requests
@@ -81,9 +87,9 @@ from cost_peers import PEERS, Chainsum, Peer, drive, load_openai
 COUNTER = HeuristicCounter()
 PRICE_INPUT, PRICE_CACHED, PRICE_S_IN, PRICE_S_OUT = 3.00, 0.30, 3.00, 15.00
 FACT = re.compile(r"\bERR-\d{5}\b")
-OLD_TAIL = 0.25
+OLD_TAIL = 0.1
 """The ``old`` measures leave out the newest messages of the history so far up to this share of the window (see
-`Sampler`)."""
+`Sampler` and the module docstring); ``--old-tail``."""
 
 
 @dataclass
@@ -179,7 +185,7 @@ def _unmarked(m: Message) -> Message:
     return replace(m, parts=tuple(parts)) if changed else m
 
 
-def measure(work: Workload, peer: Peer) -> Row:
+def measure(work: Workload, peer: Peer, old_tail: float = OLD_TAIL) -> Row:
     row = Row(peer.name)
     cuts = request_indices(work.messages)
     steps: list[tuple[Sequence[Message], int]] = []
@@ -219,7 +225,7 @@ def measure(work: Workload, peer: Peer) -> Row:
             total += hit[1]
         return total
 
-    sampler = Sampler(work)
+    sampler = Sampler(work, old_tail)
     called = 0
     for n, (sent, (_, cut)) in enumerate(zip(requests, steps, strict=True)):
         row.requests += 1
@@ -259,7 +265,7 @@ class Sampler:
     """What a request keeps of the session so far, sampled at requests in history order: ``ids`` and ``facts``, the
     share of the identifiers (`identifiers`) and planted ``ERR-nnnnn`` facts of the whole history so far present in
     the request; ``ids_old`` and ``facts_old``, the same for the OLD part only: the identifiers and facts that occur
-    only in the messages before the history's newest `OLD_TAIL` x window tokens (its newest messages up to that
+    only in the messages before the history's newest `old_tail` x window tokens (its newest messages up to that
     many tokens, the message that crosses it included: the verbatim tail every library keeps or clips alike; an
     identifier that also occurs in that tail is not counted as old). The split depends on the history and the window
     only, not on any library, so the old share is what each library's compaction kept of what it had to compact.
@@ -267,9 +273,9 @@ class Sampler:
     The history so far only grows: its identifiers and facts are kept up to date (`GrowingIdentifiers`; a fact is a
     match within one line), not rescanned at each sample (the rescan was most of a long replay's time)."""
 
-    def __init__(self, work: Workload) -> None:
+    def __init__(self, work: Workload, old_tail: float) -> None:
         self.messages = work.messages
-        self.tail_tokens = OLD_TAIL * work.window
+        self.tail_tokens = old_tail * work.window
         self.whole = GrowingIdentifiers()
         self.old = GrowingIdentifiers()
         self.whole_facts: set[str] = set()
@@ -343,7 +349,7 @@ def make_peers(work: Workload, names: Sequence[str]) -> list[Peer | tuple[str, s
     return peers
 
 
-def print_rows(work: Workload, rows: list[Row]) -> None:
+def print_rows(work: Workload, rows: list[Row], old_tail: float = OLD_TAIL) -> None:
     print(f"\n{work.name}: {len(request_indices(work.messages)):,} requests, {work.window:,}-token window")
     print(
         f"{'library':20} {'valid':>11} {'compactions':>11} {'breaks':>6} {'hit':>6} {'peak':>7} {'over':>4}"
@@ -369,7 +375,7 @@ def print_rows(work: Workload, rows: list[Row]) -> None:
         )
     print(
         f"old ids / old facts: of the identifiers and facts that occur only before the history's newest"
-        f" {OLD_TAIL:.2f} x window = {OLD_TAIL * work.window:,.0f} tokens (its newest messages up to there, the one"
+        f" {old_tail:.2f} x window = {old_tail * work.window:,.0f} tokens (its newest messages up to there, the one"
         f" crossing it included), the share present in the request"
     )
     for r in rows:
@@ -424,12 +430,20 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=32_000, help="context window in tokens")
     parser.add_argument("--no-corpora", action="store_true", help="leave out the Claude Code sessions of the corpora")
     parser.add_argument("--peers", default=",".join(PEERS), help=f"libraries to compare ({', '.join(PEERS)})")
+    parser.add_argument(
+        "--old-tail",
+        type=float,
+        default=OLD_TAIL,
+        help="share of the window whose newest messages the old ids/old facts leave out (0 to 1)",
+    )
     args = parser.parse_args()
     names = [p for p in args.peers.split(",") if p]
     unknown = [p for p in names if p not in PEERS]
     if unknown:
         parser.error(f"unknown peer(s) {', '.join(unknown)}; choose from {', '.join(PEERS)}")
     sizes = [int(x) for x in args.sessions.split(",") if x]
+    if not 0 <= args.old_tail <= 1:
+        parser.error(f"--old-tail must be between 0 and 1, got {args.old_tail}")
     print(
         f"prices per million tokens: input ${PRICE_INPUT}, cached ${PRICE_CACHED}, summarizer input ${PRICE_S_IN},"
         f" summarizer output ${PRICE_S_OUT}; one fake summarizer for all (every tenth line of its input)"
@@ -440,8 +454,8 @@ def main() -> None:
             if isinstance(peer, tuple):
                 rows.append(Row(peer[0], error=peer[1]))
                 continue
-            rows.append(measure(work, peer))
-        print_rows(work, rows)
+            rows.append(measure(work, peer, args.old_tail))
+        print_rows(work, rows, args.old_tail)
 
 
 if __name__ == "__main__":
