@@ -18,7 +18,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic_ai import Agent, RunContext, Tool
@@ -420,6 +420,20 @@ def test_parts_added_after_sending_and_rewritten_lists_are_read_again() -> None:
     other = [ModelRequest(parts=[UserPromptPart("another conversation")])]
     assert _process(history, other) is other
     assert [m.text for m in history.manager.context()] == ["another conversation"]
+
+
+def test_a_part_appended_in_place_to_the_newest_request_is_read() -> None:
+    """pydantic-ai 2.68 replaces a message's parts list when it adds to it (``request.parts = [*request.parts,
+    ...]``) and swaps a message for a copy (its realtime cut), never appending in place; a processor or capability
+    of the user's placed before chainsum's may append in place, and that edit is read too (the reader's snapshot
+    holds the parts as they were, not the list that changed)."""
+    history = ChainsumHistory(context_window=100_000)
+    request = ModelRequest(parts=[UserPromptPart("look at src/app.py")])
+    messages: list[ModelMessage] = [request]
+    _process(history, messages)
+    cast(list[Any], request.parts).append(UserPromptPart("and src/db.py"))  # the very list, edited in place
+    _process(history, messages)
+    assert [m.text for m in history.manager.context()] == ["look at src/app.py", "and src/db.py"]
 
 
 def test_a_result_that_breaks_pydantic_ais_rules_is_not_used(caplog: pytest.LogCaptureFixture) -> None:

@@ -169,10 +169,11 @@ def _convert(items: Sequence[ModelMessage], i: int) -> tuple[Message, ...]:
     return wire.load(docs).messages
 
 
-def _parts(obj: ModelMessage) -> list[Any]:
-    """The part objects a message holds (pydantic-ai adds parts to its last request; what it sends is its parts)."""
-    parts = obj.parts
-    return parts if isinstance(parts, list) else list(parts)
+def _parts(obj: ModelMessage) -> tuple[Any, ...]:
+    """The part objects a message holds, as they are now (pydantic-ai adds parts to its last request; what it sends
+    is its parts). A tuple, not the message's own list: pydantic-ai 2.68 gives a message a new list when it adds to it,
+    but a processor of the user's may append in place, and the list itself would compare equal to itself."""
+    return tuple(obj.parts)
 
 
 @runtime_checkable
