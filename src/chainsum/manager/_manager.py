@@ -11,7 +11,7 @@ Order of work in `prepare`, each step in its own module:
    edited, retried or branched history keeps only the part of the mapping its content still matches.
 2. **Decide** (`_policy.decide`): nothing to do is the common case, and then the caller's own list object comes
    back (or the mapped one), without a chain build, validation or copy.
-3. **Compact** under the session lock (`_step.CompactionStep`): re-read the stored state (`_stored.StoredState`;
+3. **Compact** under the session lock (`_step.CompactionStep`): re-read the stored state (`_state_cell.StateCell`;
    another process may have compacted, and then its mapping is taken), run the configured strategy with a budget
    of ``reset_token_ratio`` of the window and the window as its hard limit, then the model-free last resorts where
    the summarizers failed or the result is still over the window; every removed original is archived with its
@@ -61,8 +61,8 @@ from ._profile import PhaseTimes
 from ._recall import stale_originals
 from ._request import Prepared, RequestWriter
 from ._session_view import Frame, SessionView
+from ._state_cell import StateCell
 from ._step import Compacted, CompactionStep, Failed, Lost, Unchanged
-from ._stored import StoredState
 from ._summarizers import AnySummarizer, SleepFn
 from ._summarizers_config import summarizers_from_config
 from ._view import Entry
@@ -138,8 +138,8 @@ class ContextManager:
         if on_event is not None:
             self.events.subscribe(on_event)
         self._seen = SessionView(self.counter, format, output_target("openai", provider)[1])
-        self._stored = StoredState(self.archive, session, self._seen_taken)
-        self._writer = RequestWriter(self._seen, self._stored, self.config, window, self.counter, provider)
+        self._state_cell = StateCell(self.archive, session, self._seen_taken)
+        self._writer = RequestWriter(self._seen, self._state_cell, self.config, window, self.counter, provider)
         self._step = CompactionStep(
             self.config, self.choice, self.compaction, window, self.counter, provider, self.archive, session, sleep
         )
@@ -162,13 +162,13 @@ class ContextManager:
         self._step = replace(self._step, window=tokens)
 
     def _seen_taken(self, version: int) -> None:
-        """The session view's mapping is the state of `version` (written here): `StoredState`'s hook."""
+        """The session view's mapping is the state of `version` (written here): `StateCell`'s hook."""
         self._seen.version = version
 
     @property
     def state(self) -> SessionState:
         """The session's stored state, as last read or written."""
-        return self._stored.state
+        return self._state_cell.state
 
     def context(self) -> list[Message]:
         """The history as the model sees it now (after the last `prepare`, without its recall blocks)."""
@@ -202,7 +202,7 @@ class ContextManager:
         known = set(state.retracted)
         new = [i for i in stale if i not in known]
         if new:
-            self._stored.write(replace(state, retracted=(*state.retracted, *new), view=self._seen.view.to_data()))
+            self._state_cell.write(replace(state, retracted=(*state.retracted, *new), view=self._seen.view.to_data()))
 
     def _frame(self, items: Sequence[Any], system: object, reserved: int) -> Frame:
         self._read(items)
@@ -255,7 +255,7 @@ class ContextManager:
         n = self._seen.n_out()
         state = self.state
         if not state.armed and is_armed(state, ratio, n, self.config):
-            self._stored.write(replace(state, armed=True))
+            self._state_cell.write(replace(state, armed=True))
             state = self.state
         request = frame.request_tokens / self.window
         reason = "manual" if force else decide(state, ratio, n, self.config, request_ratio=request)
@@ -320,7 +320,7 @@ class ContextManager:
         is compared in C, so the reading does not grow with the history beyond that); no compaction is due and the
         request fits the window (those need a summarizer, the archive, an event). A None leaves nothing that
         `prepare` would not do again alike: the items read are read again as unchanged."""
-        state = self._stored.loaded
+        state = self._state_cell.loaded
         seen = self._seen
         if (
             state is None
@@ -389,12 +389,12 @@ class ContextManager:
                     self.session,
                     wait,
                 )
-            fresh = self._stored.load()
+            fresh = self._state_cell.load()
             if (profile := self.profile) is not None:
                 profile.lap("lock")
             if fresh.version != self.state.version:
                 # Another process compacted this session since we last looked: take its mapping, then decide again.
-                self._stored.adopt(fresh)
+                self._state_cell.adopt(fresh)
                 self._read(frame.items)
                 tokens_before = self._seen.tokens() + frame.outside
                 if (profile := self.profile) is not None:
@@ -442,19 +442,19 @@ class ContextManager:
         if isinstance(outcome, Failed):
             return await self._failed(frame, reason, outcome, tokens_before, started)
         if isinstance(outcome, Unchanged):
-            self._stored.write(replace(state, count_after=seen.n_out()))
+            self._state_cell.write(replace(state, count_after=seen.n_out()))
             if profile is not None:
                 profile.lap("record")
             logger.debug("session=<%s> | nothing to compact", self.session)
             return await self._finish(frame, None)
         if isinstance(outcome, Lost):
             logger.info("session=<%s> | compacted elsewhere meanwhile; using that", self.session)
-            self._stored.reload()
+            self._state_cell.reload()
             self._read(frame.items)
             if profile is not None:
                 profile.lap("read")
             return await self._finish(frame, None)
-        self._stored.written(outcome.state)
+        self._state_cell.written(outcome.state)
         seen.set_view(outcome.view)
         self._read(frame.items)
         if profile is not None:
@@ -518,7 +518,7 @@ class ContextManager:
         """Fail open (or raise with ``abort_on_failure``): the mapped input comes back, the cooldown starts, an event
         says why."""
         state = self.state
-        self._stored.write(
+        self._state_cell.write(
             replace(
                 state,
                 count_after=self._seen.n_out(),

@@ -26,7 +26,7 @@ from ._pins import RecallPins, with_blocks
 from ._profile import PhaseTimes
 from ._recall import PinnedRecall
 from ._session_view import Frame, SessionView
-from ._stored import StoredState
+from ._state_cell import StateCell
 
 __all__ = ["Prepared", "RequestWriter"]
 
@@ -87,7 +87,7 @@ class RequestWriter:
     def __init__(
         self,
         seen: SessionView,
-        stored: StoredState,
+        stored: StateCell,
         config: ManagerConfig,
         window: int,
         counter: TokenCounter,

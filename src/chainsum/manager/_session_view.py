@@ -6,7 +6,7 @@ caller's history onto what the model sees after a compaction (`_view.View`): a c
 what is new, and writes back only what it must. `ContextManager` asks this object what the model sees and how large
 it is; it never looks at the codec or the mapping itself.
 
-What lives elsewhere: the stored session state (`_stored.StoredState`, which tells this view when the stored mapping
+What lives elsewhere: the stored session state (`_state_cell.StateCell`, which tells this view when the stored mapping
 is newer than the one it holds), the recall blocks and cache breakpoints of a request (`_request`), and compacting
 (`_step`).
 """

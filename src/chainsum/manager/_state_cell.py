@@ -1,4 +1,4 @@
-"""`StoredState`: a session's state as the archive stores it, read once and written by compare-and-set.
+"""`StateCell`: a session's state as the archive stores it, read once and written by compare-and-set.
 
 Several managers (processes, machines) may serve one session through one store, so every write says which version
 it replaces (`Archive.compare_and_set_state`): a write that lost to another process's reloads the state and says so,
@@ -16,12 +16,12 @@ from dataclasses import replace
 from ..store import Archive
 from ._policy import SessionState
 
-__all__ = ["StoredState"]
+__all__ = ["StateCell"]
 
 logger = logging.getLogger(__name__)
 
 
-class StoredState:
+class StateCell:
     """One session's `SessionState`, cached after the first read."""
 
     def __init__(self, archive: Archive, session: str, taken: Callable[[int], None]) -> None:
