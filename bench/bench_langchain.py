@@ -56,7 +56,7 @@ from chainsum.manager import PhaseTimes
 from chainsum.testing import iter_documents
 from chainsum.testing.langchain import LangChainScript, ScriptedChatModel, ScriptedTools, agent_script, stub_tools
 from chainsum.tokens import HeuristicCounter
-from phase_report import phase_lines
+from phase_report import phase_lines, target_line
 
 SUMMARY = (
     "The user is working through a multi-step task with the assistant. Earlier turns gathered the relevant records "
@@ -282,6 +282,14 @@ def main() -> None:
             f"{name:17} {inside * 1e3:10.2f} ms {ratio:>12} {wall * 1e3:6.2f} ms {wall / base:7.2f}x"
             f" {t.summarizer_calls:11d} {t.summarizer_tokens:18,d} {t.over:11d} {t.invalid:7d}"
         )
+    for name in ("chainsum-state", "chainsum-request"):
+        t = best[name]
+        if lc > 0:
+            print(
+                target_line(
+                    t.inside / t.calls / lc, "SummarizationMiddleware", ours=name, what="time in the middleware"
+                )
+            )
     for name, t in best.items():
         if t.profile is None or not t.profile.calls:
             continue

@@ -64,7 +64,7 @@ from chainsum.summarize import ExtractiveSummarizer, render_transcript
 from chainsum.testing import iter_documents
 from chainsum.testing.pydantic_ai import INSTRUCTIONS, Replay, orphans, stand_ins
 from chainsum.tokens import HeuristicCounter
-from phase_report import replay_breakdown
+from phase_report import replay_breakdown, target_line
 
 VARIANTS = ("none", "keep-last", "docs-summarize", "chainsum")
 
@@ -249,6 +249,9 @@ def _print(session: Session, results: dict[str, Result]) -> None:
         f"processor time {1000 * c.processor_seconds / c.calls:.2f} vs {1000 * k.processor_seconds / k.calls:.3f} ms "
         f"per call, {c.input_tokens / k.input_tokens:.2f}x input tokens"
     )
+    peers = {v: results[v].seconds / results[v].calls for v in ("keep-last", "docs-summarize")}
+    fastest = min(peers, key=lambda v: peers[v])
+    print(target_line(c.seconds / c.calls / peers[fastest], fastest, what="wall time per model call"))
     if c.profile is not None:
         print(
             replay_breakdown(

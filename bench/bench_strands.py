@@ -53,7 +53,7 @@ from chainsum.manager import CountingSummarizer, PhaseTimes
 from chainsum.testing import ScriptedSummarizer, iter_documents
 from chainsum.testing.strands import CannedModel, CannedRequest, Replay, replay_of
 from chainsum.tokens import HeuristicCounter
-from phase_report import phase_lines
+from phase_report import phase_lines, target_line
 
 COUNTER = HeuristicCounter()
 STOP_AFTER = 10
@@ -270,6 +270,10 @@ def main() -> None:
                 f"{kind:<20} {r.answered:>8} {r.refused:>7} {r.failed:>6} {r.per_call_us:>8.0f} {ratio:>6.3g}x "
                 f"{r.sent / 1e6:>9.2f} {r.summarizer_calls:>10} {r.summarizer_tokens:>11} {r.wall_s:>7.2f}"
             )
+        for kind in ("chainsum", "chainsum-extractive"):
+            if base:
+                print(target_line(results[kind].per_call_us / base, "SummarizingConversationManager", ours=kind,
+                                  what="CPU time per call"))  # fmt: skip
         for kind, r in results.items():
             if r.profile is not None:
                 print(f"{kind}: where chainsum's time went (wall clock; the table's us/call is CPU time)")

@@ -8,6 +8,17 @@ from __future__ import annotations
 
 from chainsum.manager import PhaseTimes
 
+TARGET = 1.5
+"""Issue 23's target for the compacting benchmarks: chainsum's time at most this many times the fastest of the
+libraries it replaces, on the same workload in the same run."""
+
+
+def target_line(ratio: float, peer: str, *, ours: str = "chainsum", what: str = "time per model call") -> str:
+    """The line each compacting benchmark prints per chainsum configuration: its ratio to the fastest peer and
+    whether issue 23's target is met (where it is not, the phase table printed with it names the remaining cost)."""
+    verdict = "met" if ratio <= TARGET else "NOT met"
+    return f"target: {ours}'s {what} <= {TARGET}x the fastest peer's ({peer}): {ratio:.2f}x, {verdict}"
+
 
 def phase_lines(
     profile: PhaseTimes, *, per: int | None = None, label: str = "request", summarizer_s: float | None = None
