@@ -2,7 +2,8 @@
 ``GET /v1/models``, and every other path under ``/v1``, forwarded untouched (`other`).
 
 Each request: read the body (413 over the limit, 400 when it is not a JSON object or its history is not a list,
-in the provider's error shape naming the field: only what is not a chat request at all); find its session
+in the provider's error shape naming the field: only what is not a chat request at all; parsed from what changed
+since the same client's previous body, `_body`); find its session
 (`_identity`) and window (the ``X-Chainsum-Context-Window`` header, else the configured window, else the model
 table; an unknown model is passed through untouched and says so in ``X-Chainsum-Skipped``); prepare the history
 (`_sessions`); send the body upstream (the client's own bytes when nothing changed) and relay the answer
@@ -36,7 +37,7 @@ from starlette.routing import Route
 from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window, count_marks
 from ..tokens import CalibratedCounter, TokenCounter, json_tokens
 from ._errors import Dialect, ProxyError, provider_error
-from ._identity import session_key
+from ._identity import SESSION_HEADERS, credential_scope, session_key
 from ._passthrough import DETAIL_HEADER, HEADER, UnreadableHistory, header_value
 from ._sessions import Live
 from ._state import AppState, state_of
@@ -78,24 +79,6 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _parse(raw: bytes) -> dict[str, Any]:
-    """The body as JSON: orjson (a few times faster on a long history than the standard library, which is most of
-    what the proxy spends on a request with nothing to do), else the standard library, which also reads what
-    orjson refuses and an upstream may take (integers beyond 64 bits, ``NaN``)."""
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        if "depth limit" in str(exc).lower():
-            raise ProxyError(400, "request body is nested too deeply") from None
-        try:
-            body = json.loads(raw)
-        except (ValueError, RecursionError):
-            raise ProxyError(400, f"request body is not valid JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise ProxyError(400, f"request body must be a JSON object, got {type(body).__name__}")
-    return cast(dict[str, Any], body)
-
-
 def _serialize(body: Mapping[str, Any]) -> bytes:
     """The body with its new history as JSON bytes (orjson; the standard library for what orjson cannot write)."""
     try:
@@ -125,6 +108,8 @@ def _tool_facts(live: Live, tools: object, counter: TokenCounter, dialect: Diale
     asked each time (it remembers its base count itself)."""
     known = live.tools
     if known is not None and known[0] == tools:
+        if known[0] is not tools:  # the same definitions, new objects: kept, so that the next compare is by identity
+            live.tools = (tools, known[1], known[2])  # (`Bodies` hands the next request this very object)
         tokens = json_tokens(counter, tools) if isinstance(counter, CalibratedCounter) else known[1]
         return tokens, known[2]
     facts = json_tokens(counter, tools), count_marks(tools) if dialect == "anthropic" else 0
@@ -177,10 +162,18 @@ def _skipped(route: _Route, body: Mapping[str, Any]) -> str | None:
     return "no input" if items is None else None
 
 
+def _client(route: _Route, headers: Mapping[str, str]) -> tuple[str, ...]:
+    """Whose body a request is, known before it is read (`Bodies.parse` reads it against that client's previous
+    one): its route, its credentials' scope and the session a header names (clients that name none share one
+    previous body per credentials: a body that is another session's is only read whole)."""
+    named = next((value for value in (headers.get(name, "") for name in SESSION_HEADERS) if value), "")
+    return (route.name, credential_scope(headers), named)
+
+
 async def _handle(request: Request, route: _Route, state: AppState, started: float) -> Response:
     raw = await _read_body(request, state.settings.max_body_bytes)
-    body = _parse(raw)
     headers = request.headers
+    body = state.bodies.parse(raw, _client(route, headers), route.history)
     given_model = body.get("model")
     model = given_model if isinstance(given_model, str) else ""  # the upstream says what it makes of another value
     items = body.get(route.history)

@@ -3,12 +3,13 @@ through the request (never module globals, so two apps in one process, as in tes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 
 from ..store import SqlStore
 from ..tokens import TokenCounter
+from ._body import Bodies
 from ._hub import EventHub
 from ._metrics import Metrics
 from ._sessions import Sessions
@@ -27,6 +28,8 @@ class AppState:
     metrics: Metrics
     upstream: Upstream
     counter: TokenCounter
+    bodies: Bodies = field(default_factory=Bodies)
+    """The previous request body of each recent client, which the next one is parsed against (`_body`)."""
 
 
 def state_of(request: Request) -> AppState:
