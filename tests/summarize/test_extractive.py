@@ -22,6 +22,8 @@ from chainsum.summarize import (
 from chainsum.summarize import render_transcript as render
 from chainsum.summarize._extractive import Item
 from chainsum.testing import corpora_root, iter_documents
+from chainsum.testing.record_content import carries_nothing, message_words
+from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
 from generators import histories, identifier_histories
 
@@ -422,3 +424,14 @@ def test_a_remembered_line_gives_the_same_summary() -> None:
     first = ExtractiveSummarizer().summarize_text(transcript)
     assert _identifiers.cached_scan.cache_info().currsize > 0
     assert ExtractiveSummarizer().summarize_text(transcript) == first
+
+
+def test_a_tight_summary_lists_an_item_shorter_than_the_shortest_cut() -> None:
+    """Issue 21: four steps of a generated agent session (three reads, then ``pytest -q``) summarized in 30 tokens
+    were the header and "(113 more items left out for length)": the first item the one-item fallback tried, the
+    action ``$ pytest -q (done)`` (18 characters, under the 19 a cut item keeps), was never tried whole, and no
+    other section was tried after it."""
+    span = list(load(agent_session(30, seed=0), format="openai").messages)[2:10]
+    summary = ExtractiveSummarizer().summarize_text(render(span, target_tokens=30))
+    assert "\n- " in summary and not carries_nothing(summary, message_words(span)), summary
+    assert HeuristicCounter().count_text(summary) <= 30

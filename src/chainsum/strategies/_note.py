@@ -3,12 +3,16 @@
 A note that only counted the messages ("4 earlier message(s) were moved to the archive without a summary.") carried
 nothing: the user's task of a Claude Code session at a 16K window was in no request after its first compaction but
 through recall (issue 21). A note now says, in the words of what it stands for, what the user asked (the first words
-of each request), and what the agent did (each tool call's command or path), within `NOTE_CHARS`: the session's
-first request first, then the newest ones that fit. Notes standing for summaries carry on the requests those
-summaries listed (an extractive summary's ``User requests:``, an earlier note's lines, else a summary's first line),
+of each request), and what the agent did (each tool call's command or path, with its exit status, and the error
+lines of a failed one), within `NOTE_CHARS`: the session's first request first, then the newest ones that fit.
+Notes standing for summaries carry on what those summaries listed (an extractive summary's ``User requests:``,
+``Actions taken:``, ``Errors:``, ``Files read and written:``, an earlier note's lines, else a summary's first line),
 and their ``Identifiers:`` in the order listed: at a 1,000-token window a chat's record reaches the depth cap every
 few compactions, and a note keeping only requests lost the names, places and dates the summaries had kept
-(memorybank kept fewer facts than plain truncation).
+(memorybank kept fewer facts than plain truncation). Where none of that is there, the note says what the messages
+were in their own words (`Carried.others`: a harness notice, the assistant's words, a summary's decisions): a Codex
+session at a 12K window (seed 33) dropped a summary that listed only an error line, and its note, carrying on
+requests, actions and identifiers only, was its header alone.
 
 A planner sets what a note may say (`note_chars`, on the `Evict` or `DropBlocks` step) and counts it at
 `note_tokens` (the most it may cost); the executor writes it with `archive_note`.
@@ -23,7 +27,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..chain import RecordBlock, block_id, is_record_message, record_blocks
-from ..messages import Message, ToolCall
+from ..messages import Message, Reasoning, Text, ToolCall
+from ..summarize import error_lines, exit_status
 
 __all__ = [
     "NOTE_CHARS",
@@ -42,10 +47,18 @@ planner gives a small budget's note less (`note_chars`)."""
 _LEAST_NOTE_CHARS = 120
 
 _REQUEST_WORDS = 16
+_OTHER_WORDS = 10
 _CALL_CHARS = 70
+_ERROR_CHARS = 100
+_ERRORS_PER_RESULT = 1
+"""Error lines a note carries of one failed command: the first says what failed."""
 _SPACE = re.compile(r"\s+")
 _REQUESTS = "User requests:"
 _ACTIONS = "Actions taken:"
+_ERRORS = "Errors:"
+_FILES = "Files read and written:"
+_DECISIONS = "Assistant decisions and conclusions:"
+_MESSAGES = "Messages:"
 _IDENTIFIERS = "Identifiers:"
 _DENSE = 2
 _MORE = re.compile(r"^\(\d+ more\)$")
@@ -84,12 +97,28 @@ def note_tokens(chars: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Carried:
-    """What a note carries on of what it stands for: the user's requests, the actions (tool calls), and the
-    identifiers earlier summaries listed, each in its order."""
+    """What a note carries on of what it stands for: the user's requests, the actions (tool calls with their
+    outcome), the identifiers earlier summaries listed, the error lines and the files, each in its order; and
+    what else the messages were (`others`), said only where none of the rest is."""
 
     requests: tuple[str, ...] = ()
     actions: tuple[str, ...] = ()
     identifiers: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    others: tuple[str, ...] = ()
+    """The first words of what is neither a request nor a call: a harness notice (Codex's
+    ``<environment_context>``), the assistant's text or reasoning, a summary's decisions."""
+
+    def __add__(self, other: Carried) -> Carried:
+        return Carried(
+            self.requests + other.requests,
+            self.actions + other.actions,
+            self.identifiers + other.identifiers,
+            self.errors + other.errors,
+            self.files + other.files,
+            self.others + other.others,
+        )
 
 
 def _words(text: str, n: int) -> str:
@@ -99,66 +128,128 @@ def _words(text: str, n: int) -> str:
 
 def _call_text(call: ToolCall) -> str:
     """The tool's name with its command or path (the first of them the arguments have), cut to `_CALL_CHARS`."""
-    try:
-        args: object = json.loads(call.arguments) if call.arguments else None
-    except ValueError:
-        args = None
-    what = ""
-    if isinstance(args, dict):
-        found = cast("dict[str, object]", args)
-        for key in (*_COMMAND_KEYS, *_PATH_KEYS):
-            value = found.get(key)
-            if isinstance(value, list) and value:
-                value = " ".join(str(v) for v in cast("list[object]", value))
-            if isinstance(value, str) and value.strip():
-                what = _SPACE.sub(" ", value.strip())
-                break
+    what = _call_what(call)
     text = f"{call.name} {what}".strip()
     return text if len(text) <= _CALL_CHARS else text[: _CALL_CHARS - 3] + "..."
 
 
+def _call_what(call: ToolCall) -> str:
+    """The command or path of a call's arguments (the first of them it has), else their first string value (an
+    order id of a customer-service tool), "" where they have none."""
+    try:
+        args: object = json.loads(call.arguments) if call.arguments else None
+    except ValueError:
+        args = None
+    if not isinstance(args, dict):
+        return ""
+    found = cast("dict[str, object]", args)
+    for key in (*_COMMAND_KEYS, *_PATH_KEYS):
+        value = found.get(key)
+        if isinstance(value, list) and value:
+            value = " ".join(str(v) for v in cast("list[object]", value))
+        if isinstance(value, str) and value.strip():
+            return _SPACE.sub(" ", value.strip())
+    first = next((v for v in found.values() if isinstance(v, str) and v.strip()), "")
+    return _SPACE.sub(" ", first.strip())
+
+
+def _outcomes(messages: Sequence[Message]) -> dict[str, tuple[str, list[str]]]:
+    """How each call answered among `messages` ended, by call id: ``" (exit N)"`` (or ``" (failed)"`` for a result
+    flagged as an error, "" where the output states nothing) and the error lines of a failed one."""
+    out: dict[str, tuple[str, list[str]]] = {}
+    for m in messages:
+        for result in m.tool_results:
+            lines = result.text.splitlines()
+            status = exit_status(lines)
+            failed = result.is_error or (status is not None and status != 0)
+            said = f" (exit {status})" if status is not None else " (failed)" if failed else ""
+            errors = error_lines(lines, _ERRORS_PER_RESULT) if failed else []
+            if failed and not errors:
+                errors = [line.strip() for line in lines if line.strip()][:_ERRORS_PER_RESULT]
+            out[result.call_id] = (said, errors)
+    return out
+
+
 def messages_lines(messages: Sequence[Message]) -> Carried:
-    """What messages moved to the archive held, in their words: the first words of each user request, and each
-    tool call's name with its command or path (repeats once); a record among them carries on what its blocks did."""
+    """What messages moved to the archive held, in their words: the first words of each user request, each tool
+    call's name with its command or path and how it ended (repeats once), the first error line of a failed one, and
+    what else they were (`Carried.others`); a record among them carries on what its blocks did."""
     requests: list[str] = []
     tools: list[str] = []
-    identifiers: list[str] = []
+    errors: list[str] = []
+    others: list[str] = []
+    inner = Carried()
+    outcomes = _outcomes(messages)
+    called = {c.id for m in messages for c in m.tool_calls}
     for m in messages:
         if is_record_message(m):
-            inner = blocks_lines(record_blocks(m) or ())
-            requests += inner.requests
-            tools += inner.actions
-            identifiers += inner.identifiers
-        elif m.role == "user" and m.text.strip() and not m.text.lstrip().startswith(_HARNESS):
-            if not m.text.lstrip().startswith("[chainsum"):  # a recall block or another note of ours
-                requests.append(_words(m.text, _REQUEST_WORDS))
+            inner = inner + blocks_lines(record_blocks(m) or ())
+            continue
+        for part in m.parts:
+            if isinstance(part, Text) and part.text.strip():
+                text = part.text.lstrip()
+                if m.role == "user" and text.startswith("[chainsum"):
+                    continue  # a recall block or another note of ours: its originals are in the archive
+                if m.role == "user" and not text.startswith(_HARNESS):
+                    requests.append(_words(text, _REQUEST_WORDS))
+                else:
+                    others.append(f"{m.role}: {_words(text, _OTHER_WORDS)}")
+            elif isinstance(part, Reasoning) and part.text.strip():
+                others.append(f"reasoning: {_words(part.text, _OTHER_WORDS)}")
+        for result in m.tool_results:
+            if result.call_id not in called and result.text.strip():
+                others.append(f"tool: {_words(result.text, _OTHER_WORDS)}")  # its call is not among them
         for call in m.tool_calls:
-            text = _call_text(call)
+            said, failed = outcomes.get(call.id, ("", []))
+            text = _call_text(call) + said
             if text not in tools:
                 tools.append(text)
-    return Carried(tuple(requests), tuple(tools), tuple(identifiers))
+            label = _call_what(call)[:40] or call.name
+            errors += [_cut(f"({label}) {_SPACE.sub(' ', line)}", _ERROR_CHARS) for line in failed]
+    mine = Carried(tuple(requests), tuple(tools), (), tuple(errors), (), tuple(others))
+    return inner + mine
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def blocks_lines(blocks: Sequence[RecordBlock]) -> Carried:
-    """What summary blocks (or notes) moved to the archive carried on: the requests, the actions and the
-    identifiers an extractive summary (or a note) listed, else a summary's first line of content among the requests
-    (marked as such). The newest block's identifiers come first: a fold reads the first listed as the most recent."""
+    """What summary blocks (or notes) moved to the archive carried on: the requests, the actions, the error lines,
+    the files and the identifiers an extractive summary (or a note) listed, its decisions (or an earlier note's
+    messages) as `Carried.others`, else a summary's first line of content among the requests (marked as such), or
+    among the others where the block has sections but none of these. The newest block's identifiers come first: a
+    fold reads the first listed as the most recent."""
     requests: list[str] = []
     tools: list[str] = []
     identifiers: list[str] = []
+    errors: list[str] = []
+    files: list[str] = []
+    others: list[str] = []
     for block in blocks:
         lines = [line.strip() for line in block.text.splitlines() if line.strip()]
         listed = [r for r in _section(lines, _REQUESTS) if not r.startswith(_HARNESS)]
         actions = _section(lines, _ACTIONS)
+        failed = _section(lines, _ERRORS)
+        touched = _section(lines, _FILES)
+        names = _section(lines, _IDENTIFIERS)
+        said = _section(lines, _DECISIONS) + _section(lines, _MESSAGES)
         requests += [r if r.startswith("(") else _words(r, _REQUEST_WORDS) for r in listed]
-        tools += [a if len(a) <= _CALL_CHARS else a[: _CALL_CHARS - 3] + "..." for a in actions]
-        identifiers[:0] = _section(lines, _IDENTIFIERS)
-        if listed or actions or any(_TITLE.match(line) for line in lines):
+        tools += [_cut(a, _CALL_CHARS) for a in actions]
+        errors += [_cut(e, _ERROR_CHARS) for e in failed]
+        files += [_cut(f, _CALL_CHARS) for f in touched]
+        identifiers[:0] = names
+        others += [_words(d, _OTHER_WORDS) for d in said]
+        if listed or actions or failed or touched or names or said:
             continue
-        first = next((line for line in lines if not _SELF_LINE.match(line)), None)
-        if first is not None:
+        first = next((line for line in lines if not _SELF_LINE.match(line) and not _TITLE.match(line)), None)
+        if first is None:
+            continue
+        if any(_TITLE.match(line) for line in lines):
+            others.append(_words(first.removeprefix("- "), _OTHER_WORDS))
+        else:
             requests.append(_SUMMARY + _words(first.removeprefix("- "), _REQUEST_WORDS))
-    return Carried(tuple(requests), tuple(tools), tuple(identifiers))
+    return Carried(tuple(requests), tuple(tools), tuple(identifiers), tuple(errors), tuple(files), tuple(others))
 
 
 def _section(lines: Sequence[str], title: str) -> list[str]:
@@ -209,26 +300,51 @@ def _leading(items: Sequence[str], room: int) -> list[str]:
 
 def note_text(count: int, carried: Carried, chars: int = NOTE_CHARS) -> str:
     """The note for `count` messages: its header, then what it carries that fits `chars`: the requests first, then
-    the identifiers (half of what is left when there are actions too) and the actions, in the sections an
-    extractive summary writes, so a summary folding the note in reads them as such."""
+    the identifiers (half of what is left when there are actions, errors or files too) and those, sharing the rest,
+    in the sections an extractive summary writes, so a summary folding the note in reads them as such. Where none
+    of these is carried, what else the messages were (`Carried.others`): a note is never its header alone unless
+    what it stands for held no words at all."""
     header = f"{count} earlier message(s) were moved to the archive without a summary."
     lines = [header]
     room = chars
-    kept = _fit(list(dict.fromkeys(r for r in carried.requests if r)), room - len(_REQUESTS))
+    kept = _fit(_unique(carried.requests), room - len(_REQUESTS))
     if kept:
         lines += [_REQUESTS, *(f"- {r}" for r in kept)]
         room -= len(_REQUESTS) + sum(len(r) + 3 for r in kept)
-    actions = list(dict.fromkeys(t for t in carried.actions if t))
-    share = room // 2 if actions else room
-    names = _leading(list(dict.fromkeys(i for i in carried.identifiers if i)), share - len(_IDENTIFIERS))
+    prose = [
+        (title, items)
+        for title, items in (
+            (_ACTIONS, _unique(carried.actions)),
+            (_ERRORS, _unique(carried.errors)),
+            (_FILES, _unique(carried.files)),
+        )
+        if items
+    ]
+    share = room // 2 if prose else room
+    names = _leading(_unique(carried.identifiers), share - len(_IDENTIFIERS))
     if names:
         room -= len(_IDENTIFIERS) + sum(len(i) + 3 for i in names) * _DENSE
-    kept_tools = _fit(actions, room - len(_ACTIONS))
-    if kept_tools and room > len(_ACTIONS) + 20:
-        lines += [_ACTIONS, *(f"- {t}" for t in kept_tools)]
+    for k, (title, items) in enumerate(prose):
+        part = room // (len(prose) - k)  # what the sections after it leave: an equal share, passed on if unused
+        fitted = _fit(items, part - len(title))
+        if fitted and part > len(title) + 20:
+            lines += [title, *(f"- {t}" for t in fitted)]
+            room -= len(title) + sum(len(t) + 3 for t in fitted)
     if names:
         lines += [_IDENTIFIERS, *(f"- {i}" for i in names)]
+    if len(lines) == 1:
+        # nothing above fit (an identifier longer than the room ends their list): what else the messages were, else
+        # the first identifier cut to the room
+        for title, items in ((_MESSAGES, _unique(carried.others)), (_IDENTIFIERS, _unique(carried.identifiers))):
+            said = _fit(items, room - len(title))
+            if said:
+                lines += [title, *(f"- {o}" for o in said)]
+                break
     return "\n".join(lines)
+
+
+def _unique(items: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))
 
 
 def archive_note(count: int, carried: Carried, chars: int = NOTE_CHARS) -> RecordBlock:

@@ -2,6 +2,7 @@
 
 from typing import TYPE_CHECKING, Any
 
+from ._agent import error_lines, exit_status
 from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
 from ._mapreduce import CountLines, approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
 from ._protocol import Summarizer, SummarizerLike, call_summarizer
@@ -37,6 +38,8 @@ __all__ = [
     "approx_tokens",
     "call_summarizer",
     "clip_body",
+    "error_lines",
+    "exit_status",
     "key_identifiers",
     "metering",
     "parse_structured_summary",

@@ -33,7 +33,7 @@ from typing import Literal, TypeAlias, cast
 from ._identifiers import WINDOW
 from ._items import Collector, Item
 
-__all__ = ["ERROR_LINES", "AgentFacts", "call_head", "result_head"]
+__all__ = ["ERROR_LINES", "AgentFacts", "call_head", "error_lines", "exit_status", "result_head"]
 
 Kind: TypeAlias = Literal["command", "read", "write", "search", "other"]
 
@@ -241,15 +241,7 @@ class AgentFacts:
         """The lines of one tool result (its head line excluded), `where` the index of its first line."""
         call = self.calls.get(call_id)
         kind = call.kind if call is not None else "other"
-        status: int | None = None
-        for line in (*lines[:6], *lines[-3:]):
-            head = line[:300]
-            # every exit status line holds "exit" in some case: a line without "ex" is not searched (the pattern
-            # ignores case, so it tries every position of the line: most of what reading an output cost)
-            match = _EXIT.search(head) if "ex" in head.lower() else None
-            if match is not None:
-                status = int(match.group(1))
-                break
+        status = exit_status(lines)
         failed = flagged or (status is not None and status != 0)
         label = call.label if call is not None else "tool"
         if call is not None and call.command is not None:
@@ -325,6 +317,36 @@ class AgentFacts:
 
 
 _PATCH_VERBS = {"Add": "created", "Update": "edited", "Delete": "deleted"}
+
+
+def exit_status(lines: Sequence[str]) -> int | None:
+    """The exit status an output states in its first six or last three lines (``Exit code 1``, ``Process exited
+    with code 1``, ...), None where it states none."""
+    for line in (*lines[:6], *lines[-3:]):
+        head = line[:300]
+        # every exit status line holds "exit" in some case: a line without "ex" is not searched (the pattern
+        # ignores case, so it tries every position of the line: most of what reading an output cost)
+        match = _EXIT.search(head) if "ex" in head.lower() else None
+        if match is not None:
+            return int(match.group(1))
+    return None
+
+
+def error_lines(lines: Sequence[str], limit: int = ERROR_LINES) -> list[str]:
+    """The first `limit` lines of a failed command's output that say what failed (the patterns `AgentFacts` reads
+    error lines by), its framing and exit status line aside: what a note standing for the command without a summary
+    says of its outcome (`chainsum.strategies`)."""
+    found: list[str] = []
+    for line in lines:
+        for piece in _pieces(line):
+            text = piece.strip()
+            if not text or _NOISE_LINE.match(text) or (_EXIT.match(text) and len(text) < 40):
+                continue
+            if _ERROR.search(text[:WINDOW]) is not None:
+                found.append(text)
+                if len(found) >= limit:
+                    return found
+    return found
 
 
 def _pieces(line: str) -> list[str]:

@@ -211,17 +211,29 @@ class ExtractiveSummarizer:
         """A summary that lists nothing says nothing ("State snapshot of 4 message(s). (5 more items left out)"):
         the room a tight target leaves beside the header goes to the first item of the first section that has one
         (the requests, then the errors, the actions, the files, the decisions, the identifiers), cut to fit, with
-        the line counting the rest when that fits too. `empty` when not even a short item fits."""
+        the line counting the rest when that fits too; the next section's where it does not (a long title). `empty`
+        when not even a short item fits."""
         order: tuple[Section, ...] = ("requests", "errors", "actions", "files", "decisions", "identifiers")
-        name: Section | None = next((n for n in order if ranked[n]), None)
-        if name is None:
-            return empty
+        for name in order:
+            text = ExtractiveSummarizer._first_of(extraction, ranked, name, target, cap) if ranked[name] else ""
+            if text:
+                return text
+        return empty
+
+    @staticmethod
+    def _first_of(
+        extraction: Extraction, ranked: Mapping[Section, Sequence[Item]], name: Section, target: int, cap: int
+    ) -> str:
+        """The summary listing only the first item of section `name` (`_one_item`), cut to fit; "" where it does
+        not."""
         items = ranked[name]
         # the one that states most (a chat's first message is rarely what it comes back to; weights count facts)
         item = max(items, key=lambda i: i.weight) if name == "requests" else items[0]
         left = sum(len(ranked[n]) for n in SECTIONS) - 1
         for note in (left, 0):
-            low, high = MIN_SHORTENED // 2 - 1, len(item.text)  # the longest cut that fits, by bisection
+            # the longest cut that fits, by bisection; an item shorter than the shortest cut is tried whole (a
+            # generated agent span's only action, "$ pytest -q (done)", was never tried: the record said nothing)
+            low, high = min(MIN_SHORTENED // 2, len(item.text)) - 1, len(item.text)
             text = ""
             while low < high:
                 middle = (low + high + 1) // 2
@@ -234,7 +246,7 @@ class ExtractiveSummarizer:
                     high = middle - 1
             if text:
                 return text
-        return empty
+        return ""
 
     @property
     def budget(self) -> int:

@@ -22,7 +22,7 @@ BOILERPLATE = re.compile(
     r"|\(\d+ more (?:items )?left out(?: for length)?\)"
     r"|\d+ earlier message\(s\) were moved to the archive without a summary\..*?"
     r"|(?:User requests|Assistant decisions and conclusions|Actions taken|Files read and written|Errors|Identifiers"
-    r"|Summary|Summaries)\s*:"
+    r"|Messages|Summary|Summaries)\s*:"
     r")\s*$",
     re.MULTILINE,
 )
