@@ -366,6 +366,17 @@ def test_each_model_turn_is_read_once_and_written_back_as_the_items_read(monkeyp
     assert runs == [1]  # the compacted history written back is what was read: only the new item is converted
 
 
+def test_an_item_that_cannot_be_read_is_named_by_its_place_in_the_history() -> None:
+    """The reader converts a run of items at a time; a bad item is still reported at its index in the whole list."""
+    input_filter = ChainsumInputFilter(context_window=100_000, config=ManagerConfig())
+    agent = Agent(name="agent")
+    good: list[Any] = _parallel_history(2)
+    for bad in ({"type": 5}, "not an item"):
+        data: Any = CallModelData(ModelInputData([*good, bad], None), agent, None)
+        with pytest.raises(chainsum.errors.FormatError, match=rf"\[{len(good)}\]"):
+            asyncio.run(input_filter(data))
+
+
 def test_latest_never_starts_with_an_orphan_or_a_lone_item() -> None:
     items = _parallel_history(4)
     for n in range(len(items) + 2):

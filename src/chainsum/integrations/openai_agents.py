@@ -70,7 +70,7 @@ from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-from ..errors import MissingDependencyError, SummarizerError
+from ..errors import FormatError, MissingDependencyError, SummarizerError
 from ..executor import check_budget
 from ..formats import dump, load
 from ..manager import ContextManager, GroupReader, Prepared, ToolTokens, is_recall_message
@@ -419,7 +419,11 @@ class _Reader:
     def read(self, items: Sequence[TResponseInputItem]) -> list[Message]:
         runs = self.runs
         basis = runs.latest
-        messages = runs.read(items)
+        try:
+            messages = runs.read(items)
+        except FormatError:
+            load(list(items), format=_FORMAT)  # the same error, located in the whole list rather than in its run
+            raise
         pairing = self.pairing
         if pairing.basis is not basis or runs.same < pairing.scanned:
             pairing = self.pairing = _Pairing()
