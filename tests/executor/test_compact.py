@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import cast
 
 import pytest
 from hypothesis import given, settings
@@ -409,3 +410,31 @@ def test_refill_gives_back_the_newest_first_and_nothing_older_than_an_output_tha
     assert partly[2] == messages[2] and partly[4] == messages[4] and partly[8] != messages[8]
     excerpt = partly[8].tool_results[0].text
     assert CLIP_MARKER in excerpt and not excerpt.startswith(MASK_PREFIX)
+
+
+def test_a_model_free_structured_summarizer_runs_in_a_dry_run_as_for_real() -> None:
+    """`ExtractiveStructuredSummarizer` is local (no model, deterministic): a dry run runs it, and its record
+    counts as its text form, so the dry run's outcome is the real run's (before, every summary it wrote was
+    rejected as "returned StructuredSummary, not text", and a dry run showed a stand-in of another length)."""
+    from chainsum.strategies import AutoStrategy
+    from chainsum.summarize import ExtractiveStructuredSummarizer, SummarizerLike
+
+    messages = agent_history(10, output=6000)
+    budget = CharCounter().count_messages(messages) // 4
+
+    def run(dry_run: bool) -> CompactResult:
+        return compact_sync(
+            messages,
+            AutoStrategy(keep_last_turns=2),
+            # typed as a text summarizer's; `call_summarizer` takes the record it answers in its text form
+            summarizer=cast("SummarizerLike", ExtractiveStructuredSummarizer()),
+            counter=CharCounter(),
+            budget=budget,
+            dry_run=dry_run,
+        )
+
+    real, dry = run(False), run(True)
+    assert not real.errors and real.messages_summarized > 0
+    assert any("Extractive summary of" in b.text for m in real.messages for b in record_blocks(m) or ())
+    assert not dry.errors and dry.messages == tuple(messages)
+    assert (dry.tokens_after, dry.plans) == (real.tokens_after, real.plans)

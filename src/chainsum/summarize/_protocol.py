@@ -8,10 +8,14 @@ rest of chainsum never sees a non-string or an empty summary.
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import Awaitable, Callable
-from typing import TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ..errors import MissingDependencyError, SummarizerError
+
+if TYPE_CHECKING:
+    from ._structured import StructuredSummary
 
 __all__ = ["Summarizer", "SummarizerLike", "call_summarizer"]
 
@@ -25,7 +29,8 @@ SummarizerLike: TypeAlias = Callable[[str], Awaitable[str] | str]
 async def call_summarizer(summarizer: SummarizerLike, transcript: str) -> str:
     """Call a sync or async summarizer and return its text, stripped.
 
-    Raises `SummarizerError` (kind ``empty``) for empty or whitespace output and (kind ``invalid``) for a result
+    A `StructuredSummary` (what `ExtractiveStructuredSummarizer` answers) counts as its text form. Raises
+    `SummarizerError` (kind ``empty``) for empty or whitespace output and (kind ``invalid``) for any other result
     that is not a string; exceptions the summarizer raises itself that are not `SummarizerError` are wrapped as
     kind ``transport`` so callers handle one type.
     """
@@ -39,8 +44,23 @@ async def call_summarizer(summarizer: SummarizerLike, transcript: str) -> str:
     except Exception as exc:  # a failing user callable must not escape as an arbitrary type
         raise SummarizerError(f"{type(exc).__name__}: {exc}", kind="transport") from exc
     if not isinstance(result, str):
-        raise SummarizerError(f"returned {type(result).__name__}, not text", kind="invalid")
+        structured = _structured_text(result)
+        if structured is None:
+            raise SummarizerError(f"returned {type(result).__name__}, not text", kind="invalid")
+        result = structured
     text = result.strip()
     if not text:
         raise SummarizerError("returned an empty summary", kind="empty")
     return text
+
+
+def _structured_text(value: object) -> str | None:
+    """The text form of a `StructuredSummary`, None for anything else. The module defining it (pydantic models,
+    built on import: about 100 ms) is looked up, not imported: while it is not loaded, no value can be one."""
+    module = sys.modules.get(_STRUCTURED)
+    if module is None or not isinstance(value, module.StructuredSummary):
+        return None
+    return cast("StructuredSummary", value).to_text()
+
+
+_STRUCTURED = "chainsum.summarize._structured"

@@ -168,6 +168,11 @@ class ExtractiveStructuredSummarizer:
 
     extractive: ExtractiveSummarizer = field(default_factory=lambda: ExtractiveSummarizer(ratio=1.0))
     """No length ratio by default: the record's own list caps bound it, and it does not replace the span."""
+    local: bool = field(default=True, init=False)
+    """Runs here, deterministically, with no model, as `ExtractiveSummarizer` does: a chain of a model and this one
+    bounds what the model reads per compaction (``model_tokens_per_compaction``) and hands this one the rest, and a
+    dry run runs it (`chainsum.executor.compact`; `call_summarizer` takes its record's text form). Without the
+    flag a chain [model, this] let the model read everything, and a dry run showed a stand-in summary."""
 
     async def __call__(self, transcript: str) -> StructuredSummary:
         return self.summarize_text(transcript)
