@@ -89,7 +89,7 @@ def test_a_session_stored_by_an_earlier_version_goes_on(
     credential = "Bearer sk-old-client"
     legacy_id = "proj_x~" + hashlib.sha256(credential.encode()).hexdigest()[:10]
 
-    def old_key(headers: Any, body: Any, *, system: object, messages: Any) -> SessionKey:
+    def old_key(headers: Any, body: Any, *, system: object, messages: Any, scopes: object = None) -> SessionKey:
         return SessionKey(legacy_id, "proj_x", "body")
 
     history = chat(30)

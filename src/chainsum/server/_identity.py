@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import unquote
 
-__all__ = ["SESSION_HEADERS", "SessionKey", "credential_scope", "escape_name", "session_key", "unescape_name"]
+__all__ = [
+    "SESSION_HEADERS",
+    "SessionKey",
+    "credential_scope",
+    "credential_scopes",
+    "escape_name",
+    "session_key",
+    "unescape_name",
+]
 
 SESSION_HEADERS = ("x-chainsum-session", "x-claude-code-session-id", "session-id", "x-session-id")
 """Headers naming the session, in order of preference (lower case, as Starlette gives them)."""
@@ -55,11 +63,12 @@ class SessionKey:
 
 def credential_scope(headers: Mapping[str, str]) -> str:
     """16 hex digits of the SHA-256 of the client's credentials (``anon`` when it sent none)."""
-    return _scopes(headers)[0]
+    return credential_scopes(headers)[0]
 
 
-def _scopes(headers: Mapping[str, str]) -> tuple[str, str]:
-    """The credential scope, and the one of earlier versions (10 hex digits), from one hash."""
+def credential_scopes(headers: Mapping[str, str]) -> tuple[str, str]:
+    """The credential scope, and the one of earlier versions (10 hex digits), from one hash (what `session_key`
+    takes as `scopes`, for a caller that needs the scope before it: the proxy, to find the client's last body)."""
     secret = headers.get("authorization") or headers.get("x-api-key") or ""
     if not secret:
         return "anon", "anon"
@@ -148,10 +157,16 @@ def _fingerprint(system: object, messages: Sequence[Any]) -> str:
 
 
 def session_key(
-    headers: Mapping[str, str], body: Mapping[str, Any], *, system: object, messages: Sequence[Any]
+    headers: Mapping[str, str],
+    body: Mapping[str, Any],
+    *,
+    system: object,
+    messages: Sequence[Any],
+    scopes: tuple[str, str] | None = None,
 ) -> SessionKey:
-    """The session of a request (see the module docstring), its id scoped by the client's credentials."""
-    scope, legacy_scope = _scopes(headers)
+    """The session of a request (see the module docstring), its id scoped by the client's credentials
+    (`scopes`: their `credential_scopes`, when the caller has them already)."""
+    scope, legacy_scope = credential_scopes(headers) if scopes is None else scopes
     for name in SESSION_HEADERS:
         value = headers.get(name, "").strip()
         if value:

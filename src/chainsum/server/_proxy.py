@@ -37,7 +37,7 @@ from starlette.routing import Route
 from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window, count_marks
 from ..tokens import CalibratedCounter, TokenCounter, json_tokens
 from ._errors import Dialect, ProxyError, provider_error
-from ._identity import SESSION_HEADERS, credential_scope, session_key
+from ._identity import SESSION_HEADERS, credential_scopes, session_key
 from ._passthrough import DETAIL_HEADER, HEADER, UnreadableHistory, header_value
 from ._sessions import Live
 from ._state import AppState, state_of
@@ -162,18 +162,26 @@ def _skipped(route: _Route, body: Mapping[str, Any]) -> str | None:
     return "no input" if items is None else None
 
 
-def _client(route: _Route, headers: Mapping[str, str]) -> tuple[str, ...]:
+def _client(route: _Route, headers: Mapping[str, str], scopes: tuple[str, str]) -> tuple[str, ...]:
     """Whose body a request is, known before it is read (`Bodies.parse` reads it against that client's previous
     one): its route, its credentials' scope and the session a header names (clients that name none share one
     previous body per credentials: a body that is another session's is only read whole)."""
     named = next((value for value in (headers.get(name, "") for name in SESSION_HEADERS) if value), "")
-    return (route.name, credential_scope(headers), named)
+    return (route.name, scopes[0], named)
+
+
+def _lookup(scope: Mapping[str, Any]) -> dict[str, str]:
+    """The request's headers as a plain dict, for the dozen lookups a request makes (Starlette's `Headers` scans
+    and decodes the raw list on each); a name sent twice reads as its first value, as `Headers.get` reads it."""
+    raw = cast(list[tuple[bytes, bytes]], scope["headers"])
+    return {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in reversed(raw)}
 
 
 async def _handle(request: Request, route: _Route, state: AppState, started: float) -> Response:
     raw = await _read_body(request, state.settings.max_body_bytes)
-    headers = request.headers
-    body = state.bodies.parse(raw, _client(route, headers), route.history)
+    headers = _lookup(request.scope)
+    scopes = credential_scopes(headers)
+    body = state.bodies.parse(raw, _client(route, headers, scopes), route.history)
     given_model = body.get("model")
     model = given_model if isinstance(given_model, str) else ""  # the upstream says what it makes of another value
     items = body.get(route.history)
@@ -189,7 +197,7 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
         extra["X-Chainsum-Skipped"] = "unknown model (set X-Chainsum-Context-Window)"
     elif items:
         try:
-            prepared = await _prepare(route, state, headers, body, cast(list[Any], items), window, extra)
+            prepared = await _prepare(route, state, headers, scopes, body, cast(list[Any], items), window, extra)
         except Exception:  # a bug of chainsum's must not fail the request: it goes as it came (fail open)
             logger.exception("route=<%s> | preparing the request failed; sending it unchanged", route.name)
             state.metrics.failures.inc()
@@ -216,6 +224,7 @@ async def _prepare(
     route: _Route,
     state: AppState,
     headers: Mapping[str, str],
+    scopes: tuple[str, str],
     body: Mapping[str, Any],
     history: list[Any],
     window: int,
@@ -224,7 +233,7 @@ async def _prepare(
     """The request's session, and the history to send (None: the client's, unchanged). A history chainsum cannot
     read is the client's to send and the upstream's to judge: it goes unchanged, and the answer says so."""
     system: object = body.get("system") if route.dialect == "anthropic" else body.get("instructions")
-    key = session_key(headers, body, system=system, messages=history)
+    key = session_key(headers, body, system=system, messages=history, scopes=scopes)
     key = await state.sessions.resolve(key)
     live = state.sessions.live(key, fmt=route.fmt, provider=route.provider, window=window)
     model = body.get("model")
