@@ -22,16 +22,19 @@ Agent clients (``--agents`` runs only these): a Claude Code-shaped session (Anth
 definitions, a 6K-token system prompt with ``cache_control``, a tool step of 2-9 KB output per request, 26 requests
 of 115-350 KB) and a Codex-shaped one (OpenAI Responses: instructions, function tools, ``reasoning`` items with
 ``encrypted_content``, ``function_call`` / ``function_call_output`` items, ``store: false``, ``include``,
-``prompt_cache_key``), sent as their clients send them (no chainsum header; a new session each round, after one
-round not counted that warms each server up, as a running server is), direct, through the bare pass-through and
-through chainsum, with nothing to compact (a 200K window) and compacting (a window the session outgrows). Printed:
-the p50 overhead of each proxy over direct, chainsum's against the bare one's (the target: <= 2x), the first and
-last quarter of the session, and each against the bare one's in the same quarter (flat as it grows: the bodies
-grow, and reading them costs both proxies more), the p50 overhead of the requests chainsum compacted, chainsum's own
-time on the others and on the compacting ones (its ``Server-Timing: chainsum;dur=``; the issue's target: <= 20 ms
-of chainsum time for a compaction), and the CPU time each proxy process spent a request (all its threads, from
-``/proc/PID/task/*/schedstat``, Linux only), chainsum's against the bare one's: on a machine busy with other jobs,
-the latencies move by more than a proxy adds, and a process's CPU time much less.
+``prompt_cache_key``), sent as their clients send them (compact JSON, no chainsum header; a new session each round,
+after one round not counted that warms each server up, as a running server is), direct, through the bare
+pass-through and through chainsum, with nothing to compact (a 200K window) and compacting (a window the session
+outgrows). Printed: the p50 overhead of each proxy over direct, chainsum's against the bare one's (the target: <=
+2x), the first and last quarter of the session, and each against the bare one's in the same quarter (flat as it
+grows: the bodies grow, and reading them costs both proxies more), the p50 overhead of the requests chainsum
+compacted, chainsum's own time on the others and on the compacting ones (its ``Server-Timing: chainsum;dur=``; the
+issue's target: <= 20 ms of chainsum time for a compaction), and the CPU time each proxy process spent a request
+(all its threads, from ``/proc/PID/task/*/schedstat``, Linux only), chainsum's against the bare one's: on a machine
+busy with other jobs, the latencies move by more than a proxy adds, and a process's CPU time much less; and the same
+for the main thread alone (``loop cpu``), the event loop every request goes through, apart from chainsum's
+background threads (the session directory's writes, a new session's store reads), which a 26-request session pays
+for as a long one does.
 """
 
 from __future__ import annotations
@@ -125,6 +128,12 @@ def _output(rng: random.Random, size: int) -> str:
     return "\n".join(lines)
 
 
+def _as_sent(body: dict[str, Any]) -> bytes:
+    """`body` as JSON.stringify (Claude Code, through Anthropic's TypeScript SDK) and serde_json (Codex) write it:
+    no spaces, non-ASCII characters as they are."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def claude_code_bodies(run: int, requests: int = 26) -> list[bytes]:
     """Request bodies shaped like Claude Code's (Anthropic Messages, non-streaming here), each the previous one
     plus a tool step: the tools and the system prompt stay, ``cache_control`` on the system prompt and on the
@@ -161,7 +170,7 @@ def claude_code_bodies(run: int, requests: int = 26) -> list[bytes]:
             "messages": [*messages[:-1], last],
             "metadata": {"user_id": f"user_bench_account__session_{run:08d}-0000-4000-8000-{step * 0:012d}"},
         }
-        bodies.append(json.dumps(body).encode())
+        bodies.append(_as_sent(body))
         call = f"toolu_{run:04d}{step:020d}"
         messages.append(
             {
@@ -209,7 +218,7 @@ def codex_bodies(run: int, requests: int = 26) -> list[bytes]:
             "include": ["reasoning.encrypted_content"],
             "prompt_cache_key": f"bench-codex-{run}",
         }
-        bodies.append(json.dumps(body).encode())
+        bodies.append(_as_sent(body))
         call = f"call_{run:04d}{step:020d}"
         items = [
             *items,
@@ -273,11 +282,14 @@ def _overheads(run: AgentRun, direct: AgentRun, only: list[list[bool]] | None = 
     ]
 
 
-def _cpu_ns(pid: int) -> int | None:
-    """CPU time of every thread of process `pid` so far, in ns (Linux's ``/proc/PID/task/*/schedstat``; None
-    elsewhere): what a proxy spent, whatever else the machine ran meanwhile."""
+def _cpu_ns(pid: int) -> tuple[int, int] | None:
+    """CPU time of every thread of process `pid` so far, and of its main thread (the one serving the event loop),
+    in ns (Linux's ``/proc/PID/task/*/schedstat``; None elsewhere): what a proxy spent, whatever else the machine
+    ran meanwhile; the main thread's is what a request waits for, the other threads' (chainsum's directory writes
+    and store reads) runs beside it."""
     try:
-        return sum(int(p.read_text().split()[0]) for p in Path(f"/proc/{pid}/task").glob("*/schedstat"))
+        every = sum(int(p.read_text().split()[0]) for p in Path(f"/proc/{pid}/task").glob("*/schedstat"))
+        return every, int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[0])
     except (OSError, ValueError, IndexError):
         return None
 
@@ -289,7 +301,7 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids
         f"{'scenario':40} {'direct p50 ms':>13} {'bare +p50':>9} {'chainsum +p50':>13} {'x bare':>6} "
         f"{'+p50 first/last q':>18} {'x bare first/last':>13} {'compacted':>9} {'+p50 compacting':>15} "
         f"{'own p50 other/compacting':>24} "
-        f"{'cpu/req bare/chainsum ms':>24} {'x bare':>6}"
+        f"{'cpu/req bare/chainsum ms':>24} {'x bare':>6} {'loop cpu/req bare/chainsum':>25} {'x bare':>6}"
     )
     bare_pid, chainsum_pid = pids
     for index, (name, make, path, window) in enumerate(
@@ -302,6 +314,7 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids
     ):
         direct, bare, through = AgentRun([], [], []), AgentRun([], [], []), AgentRun([], [], [])
         cpu = {bare_pid: 0, chainsum_pid: 0}
+        loop_cpu = {bare_pid: 0, chainsum_pid: 0}
         for r in range(-1, rounds):  # round -1 warms each server up (pools, caches, lazy parts) and is not counted
             bodies = make(100 * r + index + 1000 * (r < 0))
             for run, base, win, pid in (
@@ -315,7 +328,8 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids
                 if r < 0:
                     continue
                 if pid is not None and before is not None and after is not None:
-                    cpu[pid] += after - before
+                    cpu[pid] += after[0] - before[0]
+                    loop_cpu[pid] += after[1] - before[1]
                 run.latencies.append(latencies)
                 run.compacted.append(compacted)
                 run.own.append(own)
@@ -347,10 +361,13 @@ def _agent_scenarios(upstream: str, bare_port: int, port: int, rounds: int, pids
         sent = rounds * n
         b_cpu, c_cpu = cpu[bare_pid] / sent / 1e6, cpu[chainsum_pid] / sent / 1e6
         cpu_text = f"{b_cpu:.2f}/{c_cpu:.2f}" if b_cpu > 0 else "-"
+        b_loop, c_loop = loop_cpu[bare_pid] / sent / 1e6, loop_cpu[chainsum_pid] / sent / 1e6
+        loop_text = f"{b_loop:.2f}/{c_loop:.2f}" if b_loop > 0 else "-"
         print(
             f"{name:40} {d50:13.2f} {b50:9.2f} {c50:13.2f} {c50 / b50 if b50 > 0 else float('nan'):6.2f} "
             f"{first:8.2f}/{last:<9.2f} {_ratio(first, b_first):>6}/{_ratio(last, b_last):<6} {n_compacted:9d} "
-            f"{c_text:>15} {o_text:>24} {cpu_text:>24} {c_cpu / b_cpu if b_cpu > 0 else float('nan'):6.2f}"
+            f"{c_text:>15} {o_text:>24} {cpu_text:>24} {c_cpu / b_cpu if b_cpu > 0 else float('nan'):6.2f} "
+            f"{loop_text:>25} {c_loop / b_loop if b_loop > 0 else float('nan'):6.2f}"
         )
 
 
