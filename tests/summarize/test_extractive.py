@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -435,3 +436,29 @@ def test_a_tight_summary_lists_an_item_shorter_than_the_shortest_cut() -> None:
     summary = ExtractiveSummarizer().summarize_text(render(span, target_tokens=30))
     assert "\n- " in summary and not carries_nothing(summary, message_words(span)), summary
     assert HeuristicCounter().count_text(summary) <= 30
+
+
+def _failing_runs(n: int) -> list[Message]:
+    span = [Message.of("user", "Fix the failing migrations")]
+    for k in range(n):
+        command = (
+            f"mix test test/spotter_web/live/project_review_live_test_{k}.exs --trace --seed 0 --max-failures 1 "
+            "--warnings-as-errors 2>&1 | tail -40"
+        )
+        call = ToolCall(id=f"c{k}", name="Bash", arguments=json.dumps({"command": command}))
+        output = f"Exit code 1\n** (RuntimeError) no :secret_key_base configuration found in test {k}\n    at x.ex:{k}"
+        result = ToolResult(call_id=f"c{k}", content=output, is_error=True)
+        span += [Message.of("assistant", call), Message(role="tool", parts=(result,))]
+    return span
+
+
+def test_a_tight_room_lists_more_commands_each_with_how_it_ended() -> None:
+    """Issue 21, summaries that carry the work: six long failing commands in a room for two. Each was cut only at
+    the room's end, so the summary listed two and the one cut lost its "(exit 1)"; now each is cut to its part with
+    its outcome kept, and an error item's command name is cut before its error line."""
+    summary = ExtractiveSummarizer().summarize_text(render(_failing_runs(6), target_tokens=250))
+    lines = summary.splitlines()
+    actions = [line for line in lines[lines.index("Actions taken:") + 1 :] if line.startswith("- ")]
+    actions = actions[: next((k for k, a in enumerate(actions) if not a.startswith("- $")), len(actions))]
+    assert len(actions) >= 3 and all(a.endswith("(exit 1)") for a in actions), summary
+    assert "- (mix test test/spotter_web/l...) ** (RuntimeError) no :secret_key_base configuration found" in summary

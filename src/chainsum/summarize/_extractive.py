@@ -339,11 +339,22 @@ class ExtractiveSummarizer:
                 items = [
                     i if len(i.text) <= part else replace(i, text=i.text[: part - 3].rstrip() + "...") for i in items
                 ]
+            elif name in ("actions", "errors") and allowance[name] < needs[name] and len(items) > 1:
+                # an agent's commands and errors in too little room: each cut to its part, what says how it ended
+                # kept (a command's outcome, an error's line after the command it names)
+                least = 2 * MIN_SHORTENED + (_LABEL_CHARS + 3 if name == "errors" else 0)
+                part = max(least, (allowance[name] - used) // len(items) - 8)
+                items = [i if len(i.text) <= part else replace(i, text=_shortened(i.text, part)) for i in items]
             for item in items:
                 if used + cost(item) > allowance[name]:
                     room_left = allowance[name] - used - 8
                     if room_left >= MIN_SHORTENED:  # the next item, cut to the room left: it grows with the room
-                        keep.append(replace(item, text=item.text[: room_left - 3].rstrip() + "..."))
+                        cut = (
+                            _shortened(item.text, room_left)
+                            if name in ("actions", "errors")
+                            else item.text[: room_left - 3].rstrip() + "..."
+                        )
+                        keep.append(replace(item, text=cut))
                     break
                 keep.append(item)
                 used += cost(item)
@@ -356,6 +367,26 @@ class ExtractiveSummarizer:
         text = render(extraction, self.select(extraction, limit=limit))
         budget = self.budget_for(extraction, limit=limit)
         return text if len(text) <= budget else text[: budget - 3] + "..."
+
+
+def _shortened(text: str, limit: int) -> str:
+    """An action or error item cut to about `limit` characters with what says how it ended kept: a command's
+    outcome at its end (``$ mix test ... (exit 1)``), an error's line after the command it names, whose name is cut
+    first (``(mix test ...) ** (RuntimeError) ...``)."""
+    if text.startswith("(") and ") " in text:  # an error: "(label) line"
+        label, line = text[1:].split(") ", 1)
+        label = label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 3].rstrip() + "..."
+        text = f"({label}) {line}"
+        return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+    at = text.rfind(" (")
+    if text.endswith(")") and 0 < at and len(text) - at <= limit // 2:  # a command and its outcome
+        head, outcome = text[:at], text[at:]
+        return head[: limit - len(outcome) - 3].rstrip() + "..." + outcome
+    return text[: limit - 3].rstrip() + "..."
+
+
+_LABEL_CHARS = 30
+"""What of the command an error item names is kept when the item is cut: the error line says more."""
 
 
 def _needs(ranked: Mapping[Section, Sequence[Item]], names: Sequence[Section]) -> dict[Section, int]:
