@@ -186,6 +186,23 @@ def _at(raw: bytes, run: memoryview, guesses: tuple[int, int]) -> int | None:
     return None
 
 
+def _history_run(raw: bytes, last: _Layout, shift: int) -> tuple[int, int] | None:
+    """How many of `last`'s history items `raw` holds unchanged at the start of its history, all of them or all but
+    the newest (a client moves its ``cache_control`` marker off the newest), and where they start. The newest
+    item's bytes are compared first, alone: the run of all of them compared in vain would read the whole history
+    up to its last item (Claude Code's case, every request)."""
+    old = memoryview(last.raw)
+    n = len(last.ends)
+    newest = last.ends[n - 2] if n > 1 else last.first  # where the newest item's text (with its separator) starts
+    for start in dict.fromkeys((last.first, last.first + shift)):
+        if start < 0:
+            continue
+        kept = n if raw.startswith(old[newest : last.ends[n - 1]], start + newest - last.first) else n - 1
+        if kept and raw.startswith(old[last.first : last.ends[kept - 1]], start):
+            return kept, start
+    return None
+
+
 def _reuse(raw: bytes, last: _Layout) -> tuple[dict[str, Any], _Layout] | None:
     """The parse of `raw` with the byte runs it shares with `last` taken as `last`'s objects, and its layout; None
     when it shares too little or a check fails (then it is parsed whole)."""
@@ -199,12 +216,10 @@ def _reuse(raw: bytes, last: _Layout) -> tuple[dict[str, Any], _Layout] | None:
         if at is None:
             return None
         runs.append((at, at + end - start, index, key))
-    kept, first = len(last.ends), None
-    while first is None and kept >= max(1, len(last.ends) - 1):  # all the items, else all but the newest
-        first = _at(raw, old[last.first : last.ends[kept - 1]], (last.first, last.first + shift))
-        kept -= first is None
-    if first is None:
+    found = _history_run(raw, last, shift)
+    if found is None:
         return None
+    kept, first = found
     runs.append((first, first + last.ends[kept - 1] - last.first, 0, ""))
     runs.sort()
     pieces: list[bytes] = []
