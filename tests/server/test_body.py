@@ -224,6 +224,20 @@ def test_what_cannot_be_reused_is_read_whole() -> None:
     assert bodies.reused == 0
 
 
+def test_a_client_idle_past_the_session_idle_time_is_forgotten() -> None:
+    """Its body leaves memory with its session: the next one is parsed whole."""
+    now = [0.0]
+    bodies = Bodies(min_body=0, idle_s=600, clock=lambda: now[0])
+    raws = claude_code_bodies(5, requests=4)
+    for raw in raws[:3]:
+        bodies.parse(raw, ("a",), "messages")
+    assert bodies.reused == 1 and len(bodies) == 1
+    now[0] = 601.0
+    assert bodies.parse(raws[3], ("b",), "messages") == orjson.loads(raws[3])
+    assert len(bodies) == 1  # "a" left; "b" is kept
+    assert bodies.reused == 1
+
+
 def test_duplicate_key_after_a_reused_run_counts_as_a_fresh_parse_counts_it() -> None:
     raws = _styled(claude_code_bodies(3, requests=3), orjson.dumps)
     bodies = Bodies()

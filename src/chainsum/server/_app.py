@@ -24,6 +24,7 @@ from ..store import SQLiteStore, SqlStore
 from ..tokens import HeuristicCounter, TokenCounter
 from ._access import closed_by_default, redact_access_log
 from ._api import api, open_routes
+from ._body import Bodies
 from ._errors import ProxyError, api_error, provider_error
 from ._front import FrontDoor
 from ._hub import EventHub
@@ -115,6 +116,7 @@ def create_app(
             metrics=metrics,
             upstream=upstream,
             counter=the_counter,
+            bodies=Bodies(idle_s=settings.session_idle_s),
         )
         await hub.start()
         sessions.start()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -268,37 +269,56 @@ def _is(value: object, index: int) -> bool:
 
 class Bodies:
     """The previous body of each recent client, and the parse of a new body against it (see the module docstring).
-    One per app; used on the event loop only."""
+    One per app; used on the event loop only. A client's body is kept until `idle_s` pass without a request of
+    that client (the server's session idle time: its session leaves memory then too) or `slots` newer clients
+    push it out."""
 
-    def __init__(self, slots: int = _SLOTS, min_body: int = _MIN_BODY) -> None:
-        self._last: OrderedDict[tuple[str, ...], _Layout] = OrderedDict()
+    def __init__(
+        self,
+        slots: int = _SLOTS,
+        min_body: int = _MIN_BODY,
+        idle_s: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._last: OrderedDict[tuple[str, ...], tuple[float, _Layout]] = OrderedDict()
+        """Each client's last body's layout and when it came, the least recently used first."""
         self._slots = slots
         self._min_body = min_body
         """Bodies smaller than this are parsed whole and not laid out (tests lay out small ones)."""
+        self._idle_s = idle_s
+        self._clock = clock
         self.reused = 0
         """Bodies parsed against a previous one (the rest were parsed whole)."""
+
+    def __len__(self) -> int:
+        return len(self._last)
 
     def parse(self, raw: bytes, client: tuple[str, ...], history: str) -> dict[str, Any]:
         """`parse_body(raw)`, the same value, from less work when `client`'s previous body shares most of it.
         `client` names whose body it is (the next body of the same client is parsed against this one); `history`
         is the body field holding the history."""
-        last = self._last.get(client)
         if len(raw) < self._min_body:
             return parse_body(raw)
-        if last is not None and last.history == history:
-            found = _reuse(raw, last)
+        now = self._clock()
+        while self._last and next(iter(self._last.values()))[0] < now - self._idle_s:
+            self._last.popitem(last=False)
+        kept = self._last.get(client)
+        if kept is not None and kept[1].history == history:
+            found = _reuse(raw, kept[1])
             if found is not None:
                 self.reused += 1
-                self._last[client] = found[1]
-                self._last.move_to_end(client)
+                self._keep(client, now, found[1])
                 return found[0]
         body, exact = _parse(raw)
         layout = _layout(raw, body, history) if exact else None
         if layout is None:
             self._last.pop(client, None)
         else:
-            self._last[client] = layout
-            self._last.move_to_end(client)
-            while len(self._last) > self._slots:
-                self._last.popitem(last=False)
+            self._keep(client, now, layout)
         return body
+
+    def _keep(self, client: tuple[str, ...], now: float, layout: _Layout) -> None:
+        self._last[client] = (now, layout)
+        self._last.move_to_end(client)
+        while len(self._last) > self._slots:
+            self._last.popitem(last=False)
