@@ -8,6 +8,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -325,3 +326,61 @@ def test_group_reading_step_by_step_equals_a_fresh_read(steps: list[tuple[str, i
             items = [TurnItem(f"summary{made}", False), *items[k % (len(items) + 1) :]]
         fresh = GroupReader(_run_convert, _joins)
         assert _texts(reader.read(items)) == _texts(fresh.read(items)) == _expected(items)
+
+
+class Unreadable(Exception):
+    """What a framework's format raises for an object it cannot read."""
+
+
+def _failing_value_convert(items: Sequence[ValueItem], i: int) -> tuple[Message, ...]:
+    if items[i].text.startswith("bad"):
+        raise Unreadable(items[i].text)
+    return _value_convert(items, i)
+
+
+def _failing_run_convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
+    if any(i.text.startswith("bad") for i in run):
+        raise Unreadable(run[0].text)
+    return _run_convert(run)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "turn", "bad", "copy", "drop"]), st.integers(0, 30))))
+def test_after_an_object_that_cannot_be_read_the_next_read_is_a_fresh_one(steps: list[tuple[str, int]]) -> None:
+    """A conversion that raises (an object the format cannot read, offered once and then dropped or fixed by the
+    caller) leaves neither reader holding a half-made read, although both edit their lists in place as they go: the
+    next read gives what a fresh reader gives."""
+    reader = ObjectReader(_failing_value_convert, snapshot=lambda o: o.text, recheck=1)
+    runs = GroupReader(_failing_run_convert, _joins)
+    values: list[ValueItem] = [ValueItem("start")]
+    turns: list[TurnItem] = [TurnItem("start", False)]
+    for made, (op, k) in enumerate(steps):
+        if op in ("append", "turn"):
+            values = [*values, ValueItem(f"new{made}")]
+            turns = [*turns, TurnItem(f"new{made}", op == "turn")]
+        elif op == "bad":
+            with pytest.raises(Unreadable):
+                reader.read([*values, ValueItem(f"bad{made}")])
+            with pytest.raises(Unreadable):
+                runs.read([*turns, TurnItem(f"bad{made}", k % 2 == 0)])
+        elif op == "copy":
+            values = [ValueItem(o.text) for o in values]
+            turns = [TurnItem(o.text, o.turn) for o in turns]
+        elif op == "drop":
+            values, turns = values[: k % (len(values) + 1)], turns[: k % (len(turns) + 1)]
+        assert _texts(reader.read(values)) == [o.text for o in values]
+        assert _texts(runs.read(turns)) == _expected(turns)
+
+
+def test_reading_the_readers_own_latest_list_keeps_it_whole() -> None:
+    """`latest` is the reader's own list, kept in place: reading it back (an integration that hands the reader what
+    it read last) must not cut it while it is extended."""
+    reader = ObjectReader(_value_convert, recheck=1)
+    items = [ValueItem(f"m{i}") for i in range(5)]
+    reader.read(items)
+    assert _texts(reader.read(reader.latest)) == [o.text for o in items] and len(reader.latest) == 5
+    runs = GroupReader(_run_convert, _joins)
+    turns = [TurnItem("u", False), TurnItem("a", True), TurnItem("b", True), TurnItem("o", False)]
+    runs.read(turns)
+    runs.read([*turns, TurnItem("x", True)])
+    assert _texts(runs.read(runs.latest)) == ["u", "a+b", "o", "x"] and len(runs.latest) == 5

@@ -245,8 +245,9 @@ class _Pairing:
         """By (output type, call id): the indexes of the calls still without output (none: no key)."""
         self.answered: dict[int, int] = {}
         self.orphans: list[int] = []
-        self.basis: object = None
-        """The reader's list these items were read as (`_Read`): another list read since means scanning again."""
+        self.basis = -1
+        """The read of the shared reader these items are (`GroupReader.reads`): another read since (the filter's,
+        of another list) means scanning again."""
 
     def extend(self, items: Sequence[object]) -> None:
         """Scan `items` past the ones scanned (which must be what `items` starts with)."""
@@ -418,17 +419,17 @@ class _Reader:
 
     def read(self, items: Sequence[TResponseInputItem]) -> list[Message]:
         runs = self.runs
-        basis = runs.latest
+        basis = runs.reads
         try:
             messages = runs.read(items)
         except FormatError:
             load(list(items), format=_FORMAT)  # the same error, located in the whole list rather than in its run
             raise
         pairing = self.pairing
-        if pairing.basis is not basis or runs.same < pairing.scanned:
+        if pairing.basis != basis or runs.same < pairing.scanned:
             pairing = self.pairing = _Pairing()
         pairing.extend(items)
-        pairing.basis = runs.latest
+        pairing.basis = runs.reads
         return messages
 
     def write(self, messages: Sequence[Message]) -> list[TResponseInputItem]:

@@ -36,6 +36,7 @@ counted again only when the tool objects (or the counter) change.
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -191,8 +192,7 @@ class ObjectReader(Generic[T]):
             out.extend(entry.messages)
             ends.append(len(out))
         if fresh is entries:  # the objects read before stay (a copy equal to one stands for it: see `_grown`)
-            del prev[reuse:]
-            prev.extend(items[reuse:])
+            prev[reuse:] = items[reuse:]  # the slice taken first: right even when `items` is `latest` itself
         else:
             self._items = list(items)
         self._entries = fresh
@@ -272,12 +272,18 @@ class GroupReader(Generic[T]):
         self._joins = joins
         self._runs: list[tuple[T, ...]] = []
         """The runs of the latest read, in order."""
+        self._ends: list[int] = []
+        """Per run, the index of the object after it (found by bisection: a read that walked the runs cost more than
+        the rest of a request)."""
         self._items: list[T] = []
-        """The objects of those runs, in order (the ones read: an equal copy in a later list stands for its object)."""
+        """The objects of those runs, in order (the ones read: an equal copy in a later list stands for its object).
+        Kept in place, as `ObjectReader` keeps its list."""
         self.reader: ObjectReader[tuple[T, ...]] = ObjectReader(lambda runs, i: convert(runs[i]), recheck=recheck)
         """The reader of the runs (its `converted`, `repeated` and `origin` are per run)."""
         self.same = 0
         """How many leading objects of the latest read were those of the read before (or equal to them)."""
+        self.reads = 0
+        """How many reads were made: what an integration that keeps something in step with the reads compares."""
 
     @property
     def latest(self) -> Sequence[T]:
@@ -286,25 +292,22 @@ class GroupReader(Generic[T]):
 
     def read(self, items: Sequence[T]) -> list[Message]:
         """The canonical messages of `items`, in order (a new list, the caller's to keep)."""
-        prev, runs = self._items, self._runs
+        prev, runs, ends = self._items, self._runs, self._ends
         same = len(prev) if prev and starts_with(items, prev) else _equal_head(items, prev)
         # keep the runs that end within the unchanged head, less the last one when the next object joins it
-        kept, end = 0, 0
-        while kept < len(runs) and end + len(runs[kept]) <= same:
-            end += len(runs[kept])
-            kept += 1
-        if kept and end < len(items) and self._joins(items[end - 1], items[end]):
+        kept = bisect.bisect_right(ends, same)
+        if kept and ends[kept - 1] < len(items) and self._joins(items[ends[kept - 1] - 1], items[ends[kept - 1]]):
             kept -= 1
-            end -= len(runs[kept])
+        end = ends[kept - 1] if kept else 0
         joins, old = self._joins, runs[kept:]
+        del runs[kept:], ends[kept:]
         by_first: dict[int, tuple[T, ...]] | None = None
-        new_runs = runs[:kept]
         start = end
         for i in range(end + 1, len(items) + 1):
             if i < len(items) and joins(items[i - 1], items[i]):
                 continue
             run = tuple(items[start:i])
-            k = len(new_runs) - kept
+            k = len(runs) - kept
             was = old[k] if k < len(old) else None
             if was is None or was[0] is not run[0]:  # moved (a compacted history written back): by its first object
                 if by_first is None:
@@ -312,11 +315,16 @@ class GroupReader(Generic[T]):
                 was = by_first.get(id(run[0]))
             if was is not None and len(was) == len(run) and all(map(operator.is_, was, run)):
                 run = was  # the very run read before: the reader finds it by identity
-            new_runs.append(run)
+            runs.append(run)
+            ends.append(i)
             start = i
-        self._runs, self.same = new_runs, same
-        self._items = [*prev[:end], *items[end:]] if end else list(items)
-        return self.reader.read(new_runs)
+        self.same = same
+        self.reads += 1
+        if end:
+            prev[end:] = items[end:]  # the slice taken first: right even when `items` is `latest` itself
+        else:
+            self._items = list(items)
+        return self.reader.read(runs)
 
     def origin(self, message: Message) -> tuple[tuple[T, ...], tuple[Message, ...]] | None:
         """The run of objects `message` came from, with all of its messages (`ObjectReader.origin`)."""
