@@ -59,7 +59,7 @@ from chainsum.testing import iter_documents
 from chainsum.testing.agent_script import AgentScript, concat_scripts, script_from_messages
 from chainsum.testing.openai_agents import ReplayModel, script_tools
 from chainsum.tokens import HeuristicCounter
-from phase_report import replay_breakdown
+from phase_report import replay_breakdown, target_line
 
 VARIANTS = ("sqlite", "sdk-limit", "chainsum")
 
@@ -244,6 +244,7 @@ def main() -> None:
             f"chainsum / sdk-limit: {(c.seconds / c.calls) / (s.seconds / s.calls):.2f}x time per model call, "
             f"{c.input_tokens / s.input_tokens:.2f}x input tokens; requests over the window {c.over} vs {s.over}"
         )
+        print(target_line((c.seconds / c.calls) / (s.seconds / s.calls), "sdk-limit"))
         if c.profile is not None:
             print(
                 replay_breakdown(

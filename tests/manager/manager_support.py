@@ -8,7 +8,7 @@ from typing import Any
 
 from chainsum.manager import AnySummarizer, ContextManager, ManagerConfig, ManagerEvent
 from chainsum.store import MemoryArchive
-from chainsum.tokens import TokenCounter
+from chainsum.tokens import HeuristicCounter, TokenCounter
 
 Dict = dict[str, Any]
 
@@ -79,3 +79,15 @@ def replay(manager: ContextManager, turns: int, *, start: int = 0, history: list
         hist = [*hist, *turn(i)]
         hist = list(manager.prepare_sync(hist).messages)
     return hist
+
+
+class ReadingModel:
+    """Stands for a model summarizer: a line of the transcript's last lines, and what it read counted (tokens per
+    call), for the tests of what a model reads per compaction."""
+
+    def __init__(self) -> None:
+        self.read: list[int] = []
+
+    def __call__(self, transcript: str) -> str:
+        self.read.append(HeuristicCounter().count_text(transcript))
+        return "Model summary: " + " ".join(line[:40] for line in transcript.splitlines()[-12:] if line[:1] != "<")

@@ -11,21 +11,7 @@ import pytest
 
 from chainsum.manager import SummarizationEvent
 from chainsum.summarize import ExtractiveSummarizer
-from chainsum.tokens import HeuristicCounter
-from manager.manager_support import SYSTEM, Dict, make, turn
-
-COUNTER = HeuristicCounter()
-
-
-class Model:
-    """Stands for a model summarizer: the first line of each transcript block it is given; what it read counted."""
-
-    def __init__(self) -> None:
-        self.read: list[int] = []
-
-    def __call__(self, transcript: str) -> str:
-        self.read.append(COUNTER.count_text(transcript))
-        return "Model summary: " + " ".join(line[:40] for line in transcript.splitlines()[-12:] if line[:1] != "<")
+from manager.manager_support import SYSTEM, Dict, ReadingModel, make, turn
 
 
 def _history(turns: int = 50, words: int = 120) -> list[Dict]:
@@ -36,7 +22,7 @@ def _history(turns: int = 50, words: int = 120) -> list[Dict]:
 
 
 def test_the_model_reads_at_most_its_share_and_the_extractive_summarizer_the_rest() -> None:
-    model = Model()
+    model = ReadingModel()
     manager = make(window=16_000, summarizers=[model, ExtractiveSummarizer()], model_tokens_per_compaction=3000)
     prepared = manager.prepare_sync(_history())
     assert isinstance(prepared.event, SummarizationEvent)
@@ -46,7 +32,7 @@ def test_the_model_reads_at_most_its_share_and_the_extractive_summarizer_the_res
 
 
 def test_unbounded_or_without_an_extractive_summarizer_the_model_reads_everything() -> None:
-    for summarizers, bound in (((Model(),), 3000), ((Model(), ExtractiveSummarizer()), 0)):
+    for summarizers, bound in (((ReadingModel(),), 3000), ((ReadingModel(), ExtractiveSummarizer()), 0)):
         model = summarizers[0]
         manager = make(window=16_000, summarizers=list(summarizers), model_tokens_per_compaction=bound)
         assert isinstance(manager.prepare_sync(_history()).event, SummarizationEvent)
@@ -54,7 +40,7 @@ def test_unbounded_or_without_an_extractive_summarizer_the_model_reads_everythin
 
 
 def test_a_compaction_within_the_bound_is_the_model_s() -> None:
-    model = Model()
+    model = ReadingModel()
     manager = make(window=4000, summarizers=[model, ExtractiveSummarizer()], model_tokens_per_compaction=6000)
     prepared = manager.prepare_sync(_history(24, 60))  # one call of about 4,100 tokens
     assert isinstance(prepared.event, SummarizationEvent)
@@ -63,7 +49,9 @@ def test_a_compaction_within_the_bound_is_the_model_s() -> None:
 
 def test_a_call_past_the_bound_is_said_in_the_log(caplog: pytest.LogCaptureFixture) -> None:
     """An operator who configured a model and reads an extractive record sees why, in one line per call."""
-    manager = make(window=16_000, summarizers=[Model(), ExtractiveSummarizer()], model_tokens_per_compaction=3000)
+    manager = make(
+        window=16_000, summarizers=[ReadingModel(), ExtractiveSummarizer()], model_tokens_per_compaction=3000
+    )
     with caplog.at_level(logging.INFO, logger="chainsum.manager._summarizers"):
         assert isinstance(manager.prepare_sync(_history()).event, SummarizationEvent)
     said = [r.getMessage() for r in caplog.records if "past the model summarizers' bound" in r.getMessage()]

@@ -7,20 +7,9 @@ from __future__ import annotations
 from chainsum.manager import SummarizationEvent
 from chainsum.summarize import ExtractiveStructuredSummarizer, StructuredSummary
 from chainsum.tokens import HeuristicCounter
-from manager.manager_support import SYSTEM, Dict, make, turn
+from manager.manager_support import SYSTEM, Dict, ReadingModel, make, turn
 
 COUNTER = HeuristicCounter()
-
-
-class Model:
-    """Stands for a model summarizer: what it read counted."""
-
-    def __init__(self) -> None:
-        self.read: list[int] = []
-
-    def __call__(self, transcript: str) -> str:
-        self.read.append(COUNTER.count_text(transcript))
-        return "Model summary: " + " ".join(line[:40] for line in transcript.splitlines()[-12:] if line[:1] != "<")
 
 
 class Counted:
@@ -43,7 +32,7 @@ def _history(turns: int = 50, words: int = 120) -> list[Dict]:
 
 
 def test_a_model_beside_the_structured_extractive_summarizer_reads_at_most_its_share() -> None:
-    model, structured = Model(), Counted(ExtractiveStructuredSummarizer())
+    model, structured = ReadingModel(), Counted(ExtractiveStructuredSummarizer())
     manager = make(window=16_000, summarizers=[model, structured], model_tokens_per_compaction=3000)
     prepared = manager.prepare_sync(_history())
     assert isinstance(prepared.event, SummarizationEvent)
@@ -52,7 +41,7 @@ def test_a_model_beside_the_structured_extractive_summarizer_reads_at_most_its_s
 
 
 def test_unbounded_the_model_beside_it_reads_everything() -> None:
-    model = Model()
+    model = ReadingModel()
     manager = make(window=16_000, summarizers=[model, ExtractiveStructuredSummarizer()], model_tokens_per_compaction=0)
     assert isinstance(manager.prepare_sync(_history()).event, SummarizationEvent)
     assert sum(model.read) > 3000
