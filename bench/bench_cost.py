@@ -83,6 +83,7 @@ from chainsum.testing.retention import GrowingIdentifiers, identifiers, texts
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
 from cost_peers import PEERS, Chainsum, Peer, drive, load_openai
+from phase_report import target_line
 
 COUNTER = HeuristicCounter()
 PRICE_INPUT, PRICE_CACHED, PRICE_S_IN, PRICE_S_OUT = 3.00, 0.30, 3.00, 15.00
@@ -400,6 +401,10 @@ def _target(rows: list[Row]) -> None:
             print(f"target ({ours.name}): {_against(ours, best)}")
         if peers and (cheapest := min(peers, key=lambda r: r.cost)) not in valid:
             print(f"target ({ours.name}) against the cheapest peer, refused requests too: {_against(ours, cheapest)}")
+        if peers and ours.seconds > 0:  # issue 23: the time to answer every request, in the same process
+            fastest = min(peers, key=lambda r: r.seconds)
+            note = f" ({fastest.not_valid} of its requests refused)" if fastest.not_valid else ""
+            print(target_line(ours.seconds / fastest.seconds, fastest.name + note, ours=ours.name, what="time"))
 
 
 def _against(ours: Row, peer: Row) -> str:
