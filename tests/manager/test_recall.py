@@ -14,7 +14,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from chainsum.manager import ContextManager, ManagerConfig, RecallTool
-from chainsum.manager._recall import RECALL_INTRO, is_recall_message
+from chainsum.manager._recall import RECALL_INTRO, is_recall_message, recall_block
 from chainsum.messages import Message
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive, SQLiteStore
@@ -283,3 +283,20 @@ def test_recall_tool_returns_the_archived_originals(store: str) -> None:
     finally:
         if isinstance(archive, SQLiteStore):
             archive.close()
+
+
+def test_weak_matches_take_at_most_half_the_room() -> None:
+    """A block fills its room with originals about as relevant as the best match; the others (here: sharing only
+    "dog" with the question) only while half of the room stays free, for the next question's block."""
+    archive = MemoryArchive()
+    fact = Message.of("user", "My cousin's new puppy is called Rexford, a beagle from the shelter.")
+    weak = [
+        Message.of("user", f"The dog next door barked again on night {i}. " + "quiet street " * 12) for i in range(30)
+    ]
+    archive.archive_and_record("s", [(f"m{i}", m) for i, m in enumerate([fact, *weak])], None)
+    budget = 1200
+    recall = recall_block(archive, "s", "What is my cousin's puppy called, the dog?", budget, COUNTER)
+    assert recall is not None and "m0" in recall.ids  # the best match, whole
+    assert "Rexford" in recall.message.text
+    assert len(recall.ids) > 1  # weak matches still come where there is room for them
+    assert recall.tokens <= budget // 2 + 40  # but only in the first half of it

@@ -152,6 +152,7 @@ def recall_block(
     hits = archive.search(session, query, limit=24, any_word=True, snippets=False)
     if not hits:
         return None
+    strong = RELEVANCE_FLOOR * max(h.rank for h in hits)
     present = _bodies(exclude, rendered)
     chosen: list[tuple[SearchHit, str]] = []
     used = counter.count_text(RECALL_INTRO) + 20
@@ -165,7 +166,8 @@ def recall_block(
         body = render_body(message)
         if body in present or body == "[empty]":
             continue
-        room = budget - used - 30
+        # hits come best first: a weak one (under the floor) only while the block keeps half its room free
+        room = (budget if hit.rank >= strong else budget // 2) - used - 30
         if room < 40:
             break
         tokens = counter.count_text(body)
@@ -187,6 +189,13 @@ def recall_block(
 
 
 _BATCH = 6
+
+RELEVANCE_FLOOR = 0.75
+"""A recall block fills its room with originals about as relevant as the best match (a search rank of at least
+this share of the best hit's); weaker ones (sharing fewer or commoner words with the user's message) only while the
+block keeps half its room free. A block stays in every request until the next compaction and the blocks share one
+room (``recall_token_ratio`` of the window), so weak matches recalled for a chatty message left no room for the
+question asked next."""
 
 
 def _bodies(messages: Sequence[Message], cache: dict[int, tuple[Message, str]] | None) -> set[str]:
