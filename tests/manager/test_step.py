@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 
-from chainsum.manager import CompactionSettings, ManagerConfig, SessionState
+from chainsum.manager import CompactionSettings, ContextManager, ManagerConfig, SessionState
 from chainsum.manager._depth import choose_depth
 from chainsum.manager._session_view import Frame, SessionView
 from chainsum.manager._step import Compacted, CompactionStep, Failed, Lost, Unchanged
@@ -90,3 +91,15 @@ def test_a_planner_that_raises_fails_the_compaction_open() -> None:
     assert isinstance(outcome, Failed) and outcome.kind == "error"
     assert outcome.detail == "RuntimeError: planner bug"
     assert archive.writes == 0
+
+
+def test_a_manager_given_a_new_config_or_window_compacts_with_it() -> None:
+    """`ContextManager.config` and `.window` may be replaced between calls (an integration lowers the window after a
+    refusal): the request writer and the compaction step follow, as they did when the manager was one class."""
+    manager = ContextManager(context_window=100_000, archive=MemoryArchive())
+    assert manager.prepare_sync(_long()).event is None  # far under the trigger
+    manager.window = WINDOW
+    manager.config = replace(manager.config, recall_token_ratio=0.0)
+    prepared = manager.prepare_sync(_long())
+    assert prepared.changed and prepared.tokens_after <= WINDOW and prepared.recall_tokens == 0
+    assert manager._step.window == WINDOW and manager._writer.config.recall_token_ratio == 0.0  # pyright: ignore[reportPrivateUsage]

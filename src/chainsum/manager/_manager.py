@@ -102,8 +102,8 @@ class ContextManager:
         sleep: SleepFn = asyncio.sleep,
         profile: PhaseTimes | None = None,
     ) -> None:
-        self.config = config or ManagerConfig()
-        window = context_window if context_window is not None else self.config.context_window
+        config = config or ManagerConfig()
+        window = context_window if context_window is not None else config.context_window
         if window is None:
             if model is None:
                 raise ChainsumError(
@@ -118,12 +118,12 @@ class ContextManager:
         self._window = window
         self.counter: TokenCounter = counter or HeuristicCounter()
         self.summarizers: tuple[AnySummarizer, ...] = (
-            tuple(summarizers) if summarizers else summarizers_from_config(self.config)
+            tuple(summarizers) if summarizers else summarizers_from_config(config)
         )
-        self.choice: CompactionChoice = choose_depth(self.config, self.summarizers, window)
+        self.choice: CompactionChoice = choose_depth(config, self.summarizers, window)
         """The trigger and reset ratios this manager uses and why (`chainsum.manager._depth`: with ``cache_aware``,
         the reset chosen for the cost with prompt caching); `config` is the configuration with them."""
-        self.config = self.choice.config
+        self._config = self.choice.config
         logger.debug("session=<%s> | %s", session, self.choice.why)
         self.strategy: str | Strategy = strategy or self.config.strategy
         self.compaction = CompactionSettings.from_config(
@@ -160,6 +160,18 @@ class ContextManager:
         self._window = tokens
         self._writer.window = tokens
         self._step = replace(self._step, window=tokens)
+
+    @property
+    def config(self) -> ManagerConfig:
+        """The configuration in use (the trigger and reset of `choice` in it). A caller may replace it between
+        calls (a test tightening the cooldown); the request writer and the compaction step follow."""
+        return self._config
+
+    @config.setter
+    def config(self, config: ManagerConfig) -> None:
+        self._config = config
+        self._writer.config = config
+        self._step = replace(self._step, config=config)
 
     def _seen_taken(self, version: int) -> None:
         """The session view's mapping is the state of `version` (written here): `StateCell`'s hook."""
