@@ -158,8 +158,7 @@ class ContextManager:
     @window.setter
     def window(self, tokens: int) -> None:
         self._window = tokens
-        self._writer.window = tokens
-        self._step = replace(self._step, window=tokens)
+        self._share()
 
     @property
     def config(self) -> ManagerConfig:
@@ -170,8 +169,12 @@ class ContextManager:
     @config.setter
     def config(self, config: ManagerConfig) -> None:
         self._config = config
-        self._writer.config = config
-        self._step = replace(self._step, config=config)
+        self._share()
+
+    def _share(self) -> None:
+        """The request writer and the compaction step take the manager's window and configuration as they stand."""
+        self._writer.window, self._writer.config = self._window, self._config
+        self._step = replace(self._step, window=self._window, config=self._config)
 
     def _seen_taken(self, version: int) -> None:
         """The session view's mapping is the state of `version` (written here): `StateCell`'s hook."""
@@ -303,10 +306,8 @@ class ContextManager:
                 profile.lap("loop")
                 return compacted
             prepared = self._writer.prepared(frame, None, (), profile=profile)
-            if prepared.over_window:
-                run_sync(lambda: self.events.emit(self._writer.window_exceeded(prepared.tokens_after, frame)))
-                if profile is not None:
-                    profile.lap("events")
+            if prepared.over_window:  # the event needs a loop: only then is one started
+                run_sync(lambda: self._checked(prepared, frame))
             return prepared
         finally:
             if profile is not None:
@@ -368,11 +369,15 @@ class ContextManager:
     ) -> Prepared[Any]:
         """The request to send (`RequestWriter.prepared`), after its over-window event when it is over the
         window."""
-        profile = self.profile
-        prepared = self._writer.prepared(frame, event, records, tokens_before, folded, profile)
+        return await self._checked(
+            self._writer.prepared(frame, event, records, tokens_before, folded, self.profile), frame
+        )
+
+    async def _checked(self, prepared: Prepared[Any], frame: Frame) -> Prepared[Any]:
+        """`prepared`, after its `WindowExceededEvent` when it is over the window."""
         if prepared.over_window:
             await self.events.emit(self._writer.window_exceeded(prepared.tokens_after, frame))
-            if profile is not None:
+            if (profile := self.profile) is not None:
                 profile.lap("events")
         return prepared
 
@@ -478,12 +483,7 @@ class ContextManager:
         await self.events.emit(event)
         if profile is not None:
             profile.lap("events")
-        prepared = replace(prepared, event=event)
-        if prepared.over_window:
-            await self.events.emit(self._writer.window_exceeded(prepared.tokens_after, frame))
-            if profile is not None:
-                profile.lap("events")
-        return prepared
+        return await self._checked(replace(prepared, event=event), frame)
 
     def _summarized(
         self,
