@@ -238,8 +238,9 @@ class ObjectReader(Generic[T]):
         return None if entry is None else (entry.obj, entry.messages)
 
 
-def _equal_head(items: Sequence[T], head: Sequence[T]) -> int:
-    """How many leading objects of `items` are those of `head` or equal to them (an ``__eq__`` that raises: not)."""
+def equal_head(items: Sequence[T], head: Sequence[T]) -> int:
+    """How many leading objects of `items` are those of `head` or equal to them (an ``__eq__`` that raises: not):
+    where two lists part, for a reader and for the replay's count of what a request shares with the one before."""
     n = 0
     for a, b in zip(items, head, strict=False):
         if a is not b:
@@ -293,7 +294,7 @@ class GroupReader(Generic[T]):
     def read(self, items: Sequence[T]) -> list[Message]:
         """The canonical messages of `items`, in order (a new list, the caller's to keep)."""
         prev, runs, ends = self._items, self._runs, self._ends
-        same = len(prev) if prev and starts_with(items, prev) else _equal_head(items, prev)
+        same = len(prev) if prev and starts_with(items, prev) else equal_head(items, prev)
         # keep the runs that end within the unchanged head, less the last one when the next object joins it
         kept = bisect.bisect_right(ends, same)
         if kept and ends[kept - 1] < len(items) and self._joins(items[ends[kept - 1] - 1], items[ends[kept - 1]]):

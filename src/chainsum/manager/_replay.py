@@ -39,6 +39,7 @@ from ..tokens import TokenCounter
 from ._events import SummarizationEvent, SummarizationFailedEvent
 from ._manager import ContextManager
 from ._prompt_cache import BreakpointCache
+from ._reader import equal_head
 from ._recall import is_recall_message
 from ._request import Prepared
 from ._summarizers import AnySummarizer
@@ -239,15 +240,6 @@ def request_indices(messages: Sequence[Message]) -> list[int]:
     return [i for i, m in enumerate(messages) if i > 0 and m.role == "assistant"]
 
 
-def _common_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x is not y and x != y:
-            break
-        n += 1
-    return n
-
-
 class _Tokens:
     """Per-message token counts memoized by identity (the history keeps the same objects from request to request),
     so a replay counts each message once."""
@@ -317,7 +309,7 @@ async def replay(
         context = prepared.tokens_after
         # the manager's cache marks taken off: the one it moves to the newest message is no prefix break
         plain = list(manager.unmarked(sent))
-        k = _common_prefix(plain, previous)
+        k = equal_head(plain, previous)
         breakpoint_cached = min(context, anthropic.read(sent, tokens.total)) if anthropic is not None else None
         cached = min(context, tokens.total(sent[:k])) if k else 0
         s_calls = (counting.calls - calls0) if counting else 0
