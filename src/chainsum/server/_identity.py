@@ -32,6 +32,7 @@ __all__ = [
     "credential_scope",
     "credential_scopes",
     "escape_name",
+    "named_session",
     "session_key",
     "unescape_name",
 ]
@@ -156,6 +157,15 @@ def _fingerprint(system: object, messages: Sequence[Any]) -> str:
     return "fp-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def named_session(headers: Mapping[str, str]) -> str:
+    """The session a header names: the first of `SESSION_HEADERS` that holds one ("" when none does)."""
+    for name in SESSION_HEADERS:
+        value = headers.get(name, "").strip()
+        if value:
+            return value
+    return ""
+
+
 def session_key(
     headers: Mapping[str, str],
     body: Mapping[str, Any],
@@ -167,10 +177,9 @@ def session_key(
     """The session of a request (see the module docstring), its id scoped by the client's credentials
     (`scopes`: their `credential_scopes`, when the caller has them already)."""
     scope, legacy_scope = credential_scopes(headers) if scopes is None else scopes
-    for name in SESSION_HEADERS:
-        value = headers.get(name, "").strip()
-        if value:
-            return _key(value, "header", scope, legacy_scope)
+    value = named_session(headers)
+    if value:
+        return _key(value, "header", scope, legacy_scope)
     named = _from_body(body)
     if named is not None:
         return _key(named, "body", scope, legacy_scope)

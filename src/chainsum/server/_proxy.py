@@ -37,7 +37,7 @@ from starlette.routing import Route
 from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window, count_marks
 from ..tokens import CalibratedCounter, TokenCounter, json_tokens
 from ._errors import Dialect, ProxyError, provider_error
-from ._identity import SESSION_HEADERS, credential_scopes, session_key
+from ._identity import credential_scopes, named_session, session_key
 from ._passthrough import DETAIL_HEADER, HEADER, UnreadableHistory, header_value
 from ._sessions import Live
 from ._state import AppState, state_of
@@ -166,8 +166,7 @@ def _client(route: _Route, headers: Mapping[str, str], scopes: tuple[str, str]) 
     """Whose body a request is, known before it is read (`Bodies.parse` reads it against that client's previous
     one): its route, its credentials' scope and the session a header names (clients that name none share one
     previous body per credentials: a body that is another session's is only read whole)."""
-    named = next((value for value in (headers.get(name, "") for name in SESSION_HEADERS) if value), "")
-    return (route.name, scopes[0], named)
+    return (route.name, scopes[0], named_session(headers))
 
 
 def _lookup(scope: Mapping[str, Any]) -> dict[str, str]:
