@@ -254,11 +254,8 @@ class _Pairing:
         waiting, answered, orphans = self.waiting, self.answered, self.orphans
         for i in range(self.scanned, len(items)):
             item = items[i]
-            if type(item) is dict:
-                kind, cid = cast(dict[str, Any], item).get("type"), cast(dict[str, Any], item).get("call_id")
-            else:
-                kind, cid = _kind(item), _call_id(item)
-            if not isinstance(kind, str) or not isinstance(cid, str):
+            kind, cid = _kind(item), _call_id(item)
+            if kind is None or cid is None:
                 continue
             if kind in _OUTPUT_OF:
                 waiting.setdefault((kind, cid), []).append(i)
