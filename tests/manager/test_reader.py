@@ -246,6 +246,17 @@ def _run_convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
     return (Message.of("user", run[0].text),)
 
 
+def _counting_reader() -> tuple[GroupReader[TurnItem], list[list[str]]]:
+    """A group reader of `TurnItem`s, and the runs it converts, as they are converted."""
+    runs: list[list[str]] = []
+
+    def convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
+        runs.append([i.text for i in run])
+        return _run_convert(run)
+
+    return GroupReader(convert, _joins), runs
+
+
 def _expected(items: Sequence[TurnItem]) -> list[str]:
     out: list[str] = []
     for k, item in enumerate(items):
@@ -257,13 +268,7 @@ def _expected(items: Sequence[TurnItem]) -> list[str]:
 
 
 def test_a_group_reader_converts_a_run_once_and_again_only_when_it_grows() -> None:
-    runs: list[list[str]] = []
-
-    def convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
-        runs.append([i.text for i in run])
-        return _run_convert(run)
-
-    reader = GroupReader(convert, _joins)
+    reader, runs = _counting_reader()
     items = [TurnItem("u0", False), TurnItem("r1", True), TurnItem("c1", True), TurnItem("o1", False)]
     first = reader.read(items)
     assert _texts(first) == ["u0", "r1+c1", "o1"] and runs == [["u0"], ["r1", "c1"], ["o1"]]
@@ -279,13 +284,7 @@ def test_a_group_reader_converts_a_run_once_and_again_only_when_it_grows() -> No
 
 
 def test_a_group_reader_takes_equal_copies_and_a_moved_run_without_converting() -> None:
-    runs: list[list[str]] = []
-
-    def convert(run: Sequence[TurnItem]) -> tuple[Message, ...]:
-        runs.append([i.text for i in run])
-        return _run_convert(run)
-
-    reader = GroupReader(convert, _joins)
+    reader, runs = _counting_reader()
     items = [TurnItem("u0", False), TurnItem("r1", True), TurnItem("c1", True), TurnItem("o1", False)]
     first = reader.read(items)
     copies = [TurnItem(i.text, i.turn) for i in items]  # a store's items decoded again: new, equal objects
