@@ -27,6 +27,7 @@ from typing import Any, cast
 from ..errors import FormatError
 from ..formats import detect_format, dump, load
 from ..messages import Message
+from ._reader import equal_head
 from ._recall import is_recall_message
 
 __all__ = ["LIVE_FORMATS", "Codec", "alternating"]
@@ -207,11 +208,7 @@ class Codec:
                 if self.format != "messages":  # the last item again: a retried question is often edited in place
                     return self._extend(items, n_old - 1)
                 return len(self.messages)
-            if head:
-                common = n_old - 1
-            else:
-                pairs = enumerate(zip(prefix, self.items, strict=False))
-                common = next((k for k, (a, b) in pairs if a != b), len(prefix))
+            common = n_old - 1 if head else equal_head(prefix, self.items)
             if common > 0:  # an earlier item changed (Claude Code moves its cache_control marker every request)
                 return self._extend(items, self._restart_at(items, common))
         self.items, self.messages, self.src, self._restart = [], [], [], (0, 0)
