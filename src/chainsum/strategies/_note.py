@@ -28,7 +28,7 @@ from typing import cast
 
 from ..chain import RecordBlock, block_id, is_record_message, record_blocks
 from ..messages import Message, Reasoning, Text, ToolCall
-from ..summarize import error_lines, exit_status
+from ..summarize import SECTION_TITLES, error_lines, exit_status
 
 __all__ = [
     "NOTE_CHARS",
@@ -53,13 +53,14 @@ _ERROR_CHARS = 100
 _ERRORS_PER_RESULT = 1
 """Error lines a note carries of one failed command: the first says what failed."""
 _SPACE = re.compile(r"\s+")
-_REQUESTS = "User requests:"
-_ACTIONS = "Actions taken:"
-_ERRORS = "Errors:"
-_FILES = "Files read and written:"
-_DECISIONS = "Assistant decisions and conclusions:"
+# the extractive summary's section titles, so that a note and a summary read each other's sections
+_REQUESTS = SECTION_TITLES["requests"]
+_ACTIONS = SECTION_TITLES["actions"]
+_ERRORS = SECTION_TITLES["errors"]
+_FILES = SECTION_TITLES["files"]
+_DECISIONS = SECTION_TITLES["decisions"]
+_IDENTIFIERS = SECTION_TITLES["identifiers"]
 _MESSAGES = "Messages:"
-_IDENTIFIERS = "Identifiers:"
 _DENSE = 2
 _MORE = re.compile(r"^\(\d+ more\)$")
 _SUMMARY = "(summary) "

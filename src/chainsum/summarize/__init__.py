@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agent import error_lines, exit_status
 from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
+from ._items import TITLES as SECTION_TITLES
 from ._mapreduce import CountLines, approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
 from ._protocol import Summarizer, SummarizerLike, call_summarizer
 from ._transcript import (
@@ -21,6 +22,7 @@ from ._transcript import (
 from ._usage import SummarizerUsage, UsageMeter, metering, report_usage
 
 __all__ = [
+    "SECTION_TITLES",
     "TRANSCRIPT_INSTRUCTIONS",
     "CountLines",
     "Extraction",
