@@ -26,7 +26,7 @@ from ._access import closed_by_default, redact_access_log
 from ._api import api, open_routes
 from ._body import Bodies
 from ._errors import ProxyError, api_error, provider_error
-from ._front import FrontDoor
+from ._front import ChainsumApp
 from ._hub import EventHub
 from ._metrics import Metrics
 from ._proxy import direct as proxy_direct
@@ -140,7 +140,7 @@ def create_app(
                 if store is None:
                     opened.close()
 
-    app = FastAPI(
+    app = ChainsumApp(
         title="chainsum",
         version=_version(),
         lifespan=lifespan,
@@ -165,8 +165,9 @@ def create_app(
         where = ".".join(str(p) for p in loc if p not in ("query", "path", "body"))
         return api_error(400, f"{where or 'request'}: {first.get('msg', 'invalid')}", where or None)
 
-    # Host, Origin, cross-site checks (`_access`), and the chat routes answered right behind them (`_front`)
-    app.add_middleware(FrontDoor, settings=settings, direct=proxy_direct)
+    # Host, Origin, cross-site checks (`_access`), and the chat routes answered right behind them, before the app
+    # is entered (`_front`)
+    app.open_front_door(settings, proxy_direct)
     redact_access_log()
     app.router.routes.extend(proxy_routes)
     app.include_router(api)
