@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from chainsum.manager import ManagerConfig
 from chainsum.server import ServerSettings, create_app
 from chainsum.server._access import (
+    _ADDRESSED,  # pyright: ignore[reportPrivateUsage]
     ADMIN,
     Caller,
+    HostGuard,
     RedactTokens,
     client_scopes,
     host_allowed,
@@ -262,6 +264,31 @@ def test_settings_from_the_environment_reach_the_app(tmp_path: Path) -> None:
 
 
 # -- the pure parts, over generated input --------------------------------------------------------------------------
+
+
+def test_the_host_checks_answers_are_kept_by_what_they_read_and_the_rest_checked_each_time() -> None:
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # pragma: no cover - never reached here
+        raise AssertionError
+
+    guard = HostGuard(app, ServerSettings(port=8765))
+
+    def refusal(host: str, *, origin: str | None = None, path: str = "/v1/messages", media: str = "") -> Any:
+        headers = [(b"host", host.encode()), (b"content-type", media.encode())]
+        headers += [(b"origin", origin.encode())] if origin is not None else []
+        scope = {"type": "http", "method": "POST", "path": path, "headers": headers, "server": ["127.0.0.1", 8765]}
+        return guard.refusal(scope)
+
+    for _ in range(2):  # the second time from what was kept, the same answers
+        assert refusal("127.0.0.1:8765") is None
+        assert refusal("evil.example")[0] == 421
+        assert refusal("127.0.0.1:8765", origin="http://evil.example")[0] == 403
+        assert refusal("127.0.0.1:8765", path="/api/sessions/x/compact", media="text/plain")[0] == 403
+        assert refusal("127.0.0.1:8765", path="/api/sessions/x/compact", media="application/json") is None
+    for i in range(3 * _ADDRESSED):  # any Host may come: what is kept stays bounded
+        assert refusal(f"h{i}.example")[0] == 421
+    assert len(guard._addressed) <= _ADDRESSED  # pyright: ignore[reportPrivateUsage]
+    assert refusal("localhost:8765") is None and refusal("localhost:1")[0] == 421
+
 
 _names = st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z][a-z0-9-]{0,10}){0,3}", fullmatch=True)
 _ports = st.integers(1, 65535)
