@@ -45,6 +45,12 @@ summarizer (no model: its calls cost nothing). Printed per workload and library:
   reset keeps about 12K at 32K, LangChain 9.6K), which is not what its compaction kept. Measured at
   ``--sessions 500``: chainsum's old-ids ratio to LangChain on the two corpus sessions is 1.38x / 1.20x at 0.05,
   1.39x / 1.21x at 0.1, 1.72x / 1.33x at 0.25 and 2.78x / 1.89x at 0.5.
+- ``repl ids`` and ``repl facts``: of the identifiers and facts of the history so far that occur only in messages
+  the request does not carry verbatim (by role and text: what the library summarized, masked, clipped or left out),
+  the share present in the request, summed over the samples. Each library is judged on what it replaced itself,
+  so this is the measure a ratio of 3x can be reached on: ``ids`` and ``old ids`` count what every library keeps
+  verbatim too, and a library keeping more than a third of them (LangChain 35-51 % here) leaves no 3x possible,
+  however good the other's summaries.
 
 Then chainsum's `ContextManager.choice` (its trigger and reset, and why: `chainsum.manager._depth`, the cache-aware
 reset) and the target, for both chainsum rows: cost at most that of the cheapest summarizing library whose requests
@@ -122,6 +128,10 @@ class Row:
     ids_old: float = 0.0
     """``ids`` of the identifiers that occur only before the newest `OLD_TAIL` share of the window (`Sampler`)."""
     facts_old: float | None = None
+    ids_replaced: float | None = None
+    """Of the identifiers that occur only in messages the request does not carry verbatim, the share it has
+    (`Sampler.replaced`)."""
+    facts_replaced: float | None = None
     seconds: float = 0.0
     error: str | None = None
     choice: str = ""
@@ -255,6 +265,9 @@ def measure(work: Workload, peer: Peer, old_tail: float = OLD_TAIL) -> Row:
     row.cost += row.summarizer_cost
     row.ids, row.facts = _mean(sampler.ids) or 0.0, _mean(sampler.facts)
     row.ids_old, row.facts_old = _mean(sampler.ids_old) or 0.0, _mean(sampler.facts_old)
+    gone, kept, gone_facts, kept_facts = sampler.replaced
+    row.ids_replaced = kept / gone if gone else None
+    row.facts_replaced = kept_facts / gone_facts if gone_facts else None
     return row
 
 
@@ -289,11 +302,16 @@ class Sampler:
         self.facts: list[float] = []
         self.ids_old: list[float] = []
         self.facts_old: list[float] = []
+        self.verbatim: set[tuple[str, str]] = set()
+        """Each message of the history so far as (role, its text): a sent message that matches one is verbatim."""
+        self.replaced = [0, 0, 0, 0]
+        """Summed over the samples: identifiers replaced, of them present; facts replaced, of them present."""
 
     def sample(self, cut: int, sent: Sequence[Message]) -> None:
         """Sample the request `sent`, made with the history ``messages[:cut]`` (`cut` never goes back)."""
         new = self.messages[self.seen : cut]
         self.whole.add(new)
+        self.verbatim.update((m.role, texts([m])) for m in new)
         self.whole_facts.update(FACT.findall(texts(new)))
         self.seen = cut
         split, tail = cut, 0
@@ -317,6 +335,13 @@ class Sampler:
         old_facts = self.old_facts - set(FACT.findall(recent))
         if old_facts:
             self.facts_old.append(len(old_facts & found_facts) / len(old_facts))
+        carried = texts(m for m in sent if (m.role, texts([m])) in self.verbatim)
+        replaced = have - identifiers(carried)
+        replaced_facts = self.whole_facts - set(FACT.findall(carried))
+        self.replaced[0] += len(replaced)
+        self.replaced[1] += len(replaced & found)
+        self.replaced[2] += len(replaced_facts)
+        self.replaced[3] += len(replaced_facts & found_facts)
 
 
 def workloads(sizes: Sequence[int], window: int, corpora: bool) -> list[Workload]:
@@ -354,7 +379,8 @@ def print_rows(work: Workload, rows: list[Row], old_tail: float = OLD_TAIL) -> N
     print(f"\n{work.name}: {len(request_indices(work.messages)):,} requests, {work.window:,}-token window")
     print(
         f"{'library':20} {'valid':>11} {'compactions':>11} {'breaks':>6} {'hit':>6} {'peak':>7} {'over':>4}"
-        f" {'cost':>9} {'summ.':>8} {'ids':>6} {'facts':>6} {'old ids':>7} {'old facts':>9} {'seconds':>7}"
+        f" {'cost':>9} {'summ.':>8} {'ids':>6} {'facts':>6} {'old ids':>7} {'old facts':>9} {'repl ids':>8}"
+        f" {'repl facts':>10} {'seconds':>7}"
     )
     for r in rows:
         if r.error is not None:
@@ -364,6 +390,8 @@ def print_rows(work: Workload, rows: list[Row], old_tail: float = OLD_TAIL) -> N
         hit = r.cached / r.sent if r.sent else 0.0
         facts = "-" if r.facts is None else f"{100 * r.facts:.1f}%"
         facts_old = "-" if r.facts_old is None else f"{100 * r.facts_old:.1f}%"
+        ids_replaced = "-" if r.ids_replaced is None else f"{100 * r.ids_replaced:.1f}%"
+        facts_replaced = "-" if r.facts_replaced is None else f"{100 * r.facts_replaced:.1f}%"
         flag = (
             ""
             if r.invalid == r.invalid_independent
@@ -372,7 +400,7 @@ def print_rows(work: Workload, rows: list[Row], old_tail: float = OLD_TAIL) -> N
         print(
             f"{r.name:20} {valid:5d}/{r.requests:<5d} {r.compactions:11d} {r.breaks:6d} {100 * hit:5.1f}%"
             f" {r.peak:7,d} {r.over:4d} ${r.cost:8.4f} ${r.summarizer_cost:7.4f} {100 * r.ids:5.1f}% {facts:>6}"
-            f" {100 * r.ids_old:6.1f}% {facts_old:>9} {r.seconds:7.1f}{flag}"
+            f" {100 * r.ids_old:6.1f}% {facts_old:>9} {ids_replaced:>8} {facts_replaced:>10} {r.seconds:7.1f}{flag}"
         )
     print(
         f"old ids / old facts: of the identifiers and facts that occur only before the history's newest"
@@ -424,8 +452,14 @@ def _against(ours: Row, peer: Row) -> str:
 
     whole = ratios("whole history", (ours.ids, peer.ids), (ours.facts, peer.facts))
     old = ratios("old part", (ours.ids_old, peer.ids_old), (ours.facts_old, peer.facts_old))
+    replaced = ratios(
+        "what each replaced",
+        (ours.ids_replaced or 0.0, peer.ids_replaced or 0.0),
+        (ours.facts_replaced, peer.facts_replaced),
+    )
     return (
-        f"${ours.cost:.4f} vs {peer.name} ${peer.cost:.4f} ({ours.cost / peer.cost:.2f}x, target <= 1); {whole}; {old}"
+        f"${ours.cost:.4f} vs {peer.name} ${peer.cost:.4f} ({ours.cost / peer.cost:.2f}x, target <= 1); {whole}; {old};"
+        f" {replaced}"
     )
 
 

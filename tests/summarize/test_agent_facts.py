@@ -17,6 +17,7 @@ from chainsum.messages import Message, Text, ToolCall, ToolResult
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize import render_transcript as render
 from chainsum.summarize._items import SAMPLE_HEAD, SAMPLE_TAIL  # pyright: ignore[reportPrivateUsage]
+from chainsum.summarize._render import all_ranked  # pyright: ignore[reportPrivateUsage]
 from chainsum.testing.coding import DIALECTS, coding_span, spans_of
 from chainsum.tokens import HeuristicCounter
 from corpora_support import FULL, document
@@ -236,3 +237,39 @@ def test_a_long_output_gives_identifiers_from_its_head_and_tail_and_its_error_fr
     assert "src/first/module_a.py" in identifiers and "src/last/module_z.py" in identifiers
     assert "src/middle/module_m.py" not in identifiers
     assert "ERROR: build failed in src/middle/module_m.py" in errors
+
+
+def test_an_error_code_is_kept_from_any_output_below_a_failures_errors() -> None:
+    """A line naming an error code (``ERR-00042``, ``E0425``, ``ORA-00942``) is kept from an output that did not
+    fail, a log read back included, at most two of each output; a failed command's error lines come first, and a
+    file's code without a code reports nothing."""
+    filler = "\n".join(f"tests/test_{i}.py::case PASSED" for i in range(300))
+    planted = "ERR-00042 in build v1.2.3: see src/core/unit_42.py"
+    messages = (
+        Message(
+            role="assistant",
+            parts=(
+                ToolCall(id="a", name="run", arguments='{"command": "pytest -q"}'),
+                ToolCall(id="b", name="Read", arguments='{"file_path": "logs/build.log"}'),
+                ToolCall(id="c", name="Read", arguments='{"file_path": "src/app.py"}'),
+                ToolCall(id="d", name="Bash", arguments='{"command": "make deploy"}'),
+            ),
+        ),
+        Message(
+            role="tool",
+            parts=(
+                ToolResult(call_id="a", content=f"{filler}\n{planted}\n{filler}"),
+                ToolResult(call_id="b", content="ok\nORA-00942: table or view does not exist\nE0425 once\nE0426 twice"),
+                ToolResult(call_id="c", content="raise ValueError('bad')\nretry = 3"),
+                ToolResult(call_id="d", content="Exit code 1\nerror: deploy refused by the gate"),
+            ),
+        ),
+    )
+    summary = _summary(*messages)
+    errors = summary.split("Errors:")[1].split("\n\n")[0]
+    assert "(pytest -q) ERR-00042 in build v1.2.3: see src/core/unit_42.py" in errors, summary
+    assert "ORA-00942: table or view does not exist" in errors and "E0425 once" in errors
+    assert "E0426" not in errors  # two lines of one output at most
+    assert "bad" not in errors
+    ranked = all_ranked(ROOMY.extract(render(list(messages), "ai")))["errors"]
+    assert ranked[0].text == "(make deploy) error: deploy refused by the gate"  # what a small room keeps first

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chainsum.chain import RecordBlock, record_message
 from chainsum.formats import load
 from chainsum.messages import Message, Reasoning, Text, ToolCall, ToolResult
 from chainsum.summarize import (
@@ -462,3 +463,23 @@ def test_a_tight_room_lists_more_commands_each_with_how_it_ended() -> None:
     actions = actions[: next((k for k, a in enumerate(actions) if not a.startswith("- $")), len(actions))]
     assert len(actions) >= 3 and all(a.endswith("(exit 1)") for a in actions), summary
     assert "- (mix test test/spotter_web/l...) ** (RuntimeError) no :secret_key_base configuration found" in summary
+
+
+def test_a_fold_of_summaries_with_a_few_new_messages_keeps_what_the_summaries_listed() -> None:
+    """A record's earlier blocks folded with a short new span: the summary was narrowed to a share of the new
+    messages alone (300 characters here), so folding 3 blocks of 40 paths each kept 6 of them. The earlier summaries
+    count whole: they were shortened once already."""
+    blocks = [
+        RecordBlock(
+            id=f"sum_{k}",
+            depth=1,
+            messages=30,
+            text="State snapshot (extractive) of 30 message(s).\n\nIdentifiers:\n"
+            + "\n".join(f"- src/part_{k}/module_{j}.py" for j in range(40)),
+        )
+        for k in range(3)
+    ]
+    messages = [record_message(blocks), Message.of("user", "ok"), Message.of("assistant", "Done.")]
+    summary = ExtractiveSummarizer().summarize_text(render(messages, "context", target_tokens=1_500))
+    listed = [line for line in summary.splitlines() if line.startswith("- src/part_")]
+    assert len(listed) >= 100, summary

@@ -55,6 +55,11 @@ _ERROR = re.compile(
     r"panic(?:ked)?\b|(?i:fatal):|FATAL\b|Segmentation fault|command not found|No such file or directory|"
     r"[Pp]ermission denied|<tool_use_error>)"
 )
+_CODE = re.compile(r"\bERR(?:OR)?[-_][A-Z0-9][A-Z0-9_-]{1,40}\b|\b(?:E|TS|CS|ORA-)\d{3,5}\b")
+"""An error code (``ERR-00042``, ``ERR_MODULE_NOT_FOUND``, ``E0425``, ``TS2345``, ``ORA-00942``): the line naming
+one is kept from any output, failed or not, a file's content included (a log read back), at most `CODE_LINES`
+of each: such a code is what a session comes back to and searches for, and it was lost with the output."""
+CODE_LINES = 2
 _ARG_STRING = re.compile(
     r'"(file_path|notebook_path|path|file|filename|command|cmd|pattern)"\s?:\s?"((?:[^"\\]|\\.){1,400})"'
 )
@@ -180,6 +185,8 @@ class AgentFacts:
     others: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
     """Action items of searches and other tools: text -> [count, first, last, weight]."""
     errors: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
+    coded: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
+    """Lines naming an error code in outputs that did not fail (`_CODE`): they weigh less than a failure's."""
 
     def call(self, name: str, call_id: str, arguments: str, at: int) -> None:
         """A ``[tool call: ...]`` line (its arguments may go on over the next lines: `patch_line`)."""
@@ -253,7 +260,10 @@ class AgentFacts:
                     entry.outcomes.append(outcome)
         if not failed and (kind != "other" or (call is not None and call.name.lower() in _NO_SCAN)):
             # a file's content, a confirmation, a list of matches, a command that did not fail (no exit status and
-            # no error flag: Claude Code says only when one fails): no outcome to report, whatever words it holds
+            # no error flag: Claude Code says only when one fails): no outcome to report, whatever words it holds,
+            # but the error codes it names
+            if call is None or call.name.lower() not in _NO_SCAN:
+                self._codes(label, lines, where)
             return
         kept = 0
         first_content: tuple[str, int] | None = None
@@ -275,6 +285,24 @@ class AgentFacts:
                 break
         if failed and not kept and first_content is not None:
             self.errors.append((f"({label}) {first_content[0]}", first_content[1]))
+
+    def _codes(self, label: str, lines: Sequence[str], where: int) -> None:
+        """The first `CODE_LINES` lines of an output that name an error code, into `coded`: one search of the whole
+        text (most outputs name none), then the lines around its matches."""
+        text = "\n".join(lines)
+        found = 0
+        end = -1
+        for match in _CODE.finditer(text):
+            if match.start() <= end:
+                continue  # a second code on a line already kept
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.end())
+            end = len(text) if end < 0 else end
+            line = text[start:end].strip()[:WINDOW]
+            self.coded.append((f"({label}) {line}", where + text.count("\n", 0, start)))
+            found += 1
+            if found >= CODE_LINES:
+                return
 
     def _file(self, path: str, verb: str, at: int) -> None:
         entry = self.files.get(path)
@@ -314,6 +342,8 @@ class AgentFacts:
             out.put("actions", Item(text, count, first, last, weight))
         for text, at in self.errors:
             out.add("errors", text, at, 3)
+        for text, at in self.coded:
+            out.add("errors", text, at, 1)
 
 
 _PATCH_VERBS = {"Add": "created", "Update": "edited", "Delete": "deleted"}

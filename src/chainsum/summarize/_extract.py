@@ -113,6 +113,7 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
     return replace(
         result,
         content_chars=sum(len(b.body) for b in blocks if b.role != "summary"),
+        summary_chars=sum(len(b.body) for b in blocks if b.role == "summary"),
         read_tokens=COUNTER.count_joined([b.body for b in blocks], "\n"),  # bodies counted before: not read again
         agent=agent.coding or bool(result.sections["files"]),
     )

@@ -256,12 +256,15 @@ class ExtractiveSummarizer:
 
     def budget_for(self, extraction: Extraction, *, limit: int | None = None) -> int:
         """The budget for this input: `budget` (or `limit`, a length the caller asked for, which may be larger),
-        narrowed to `ratio` of the content (`asked_ratio` when a length was asked for), but at least `min_chars`."""
+        narrowed to `ratio` of the content (`asked_ratio` when a length was asked for) plus the earlier summaries
+        being consolidated, but at least `min_chars`."""
         budget = self.budget if limit is None else limit
         if extraction.content_chars <= 0 or self.ratio >= 1.0:
             return budget
         share = self.ratio if limit is None else max(self.ratio, self.asked_ratio)
-        return min(budget, max(self.min_chars, int(extraction.content_chars * share)))
+        # the earlier summaries being folded in count whole: narrowed to a share of the new messages alone, a
+        # record folding 245 messages' summaries with 6 new ones came out at 200 tokens, "(32 more items left out)"
+        return min(budget, max(self.min_chars, int(extraction.content_chars * share) + extraction.summary_chars))
 
     def select(self, extraction: Extraction, *, limit: int | None = None) -> dict[Section, tuple[list[Item], int]]:
         """The items each section keeps within the budget in characters (no length asked for; `_fit` measures one

@@ -88,7 +88,11 @@ class Extraction:
     scanned: int
     """Characters the patterns were run over (an operation count: bounded by a small multiple of the input)."""
     content_chars: int = 0
-    """Characters of message content in the transcript (instructions and delimiters excluded)."""
+    """Characters of message content in the transcript (instructions and delimiters excluded), the earlier
+    summaries being consolidated aside (`summary_chars`)."""
+    summary_chars: int = 0
+    """Characters of the earlier summaries being consolidated: a consolidation may keep them whole (they were
+    shortened once already), so they are room the summary may take, not content it must shrink."""
     read_tokens: int = 0
     """Tokens of every block read, summaries being consolidated included (the default counter's estimate)."""
     agent: bool = False
