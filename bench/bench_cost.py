@@ -440,14 +440,19 @@ def _against(ours: Row, peer: Row) -> str:
     (``ids``, ``facts``) and on its old part (``old ids``, ``old facts``), each with its own verdict."""
     ok_cost = ours.cost <= peer.cost and not ours.not_valid
 
+    def ratio(ours: float, theirs: float) -> tuple[str, bool]:
+        if theirs:
+            return f"{ours / theirs:.2f}x", ours / theirs >= 3
+        # the peer kept none: any share is more than 3x none, no share is not
+        return f"{100 * ours:.1f} % against none", ours > 0
+
     def ratios(label: str, ids: tuple[float, float], facts: tuple[float | None, float | None]) -> str:
-        ratio_ids = ids[0] / ids[1] if ids[1] else float("inf")
-        text = f"{label}: identifiers {ratio_ids:.2f}x"
-        ok = ratio_ids >= 3
+        shown, ok = ratio(*ids)
+        text = f"{label}: identifiers {shown}"
         if facts[0] is not None and facts[1] is not None:
-            ratio_facts = facts[0] / facts[1] if facts[1] else float("inf")
-            text += f", facts {ratio_facts:.2f}x"
-            ok = ok and ratio_facts >= 3
+            shown, ok_facts = ratio(facts[0], facts[1])
+            text += f", facts {shown}"
+            ok = ok and ok_facts
         return f"{text} (target >= 3x): {'met' if ok and ok_cost else 'NOT met'}"
 
     whole = ratios("whole history", (ours.ids, peer.ids), (ours.facts, peer.facts))
