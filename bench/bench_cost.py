@@ -46,7 +46,8 @@ summarizer (no model: its calls cost nothing). Printed per workload and library:
   ``--sessions 500``: chainsum's old-ids ratio to LangChain on the two corpus sessions is 1.38x / 1.20x at 0.05,
   1.39x / 1.21x at 0.1, 1.72x / 1.33x at 0.25 and 2.78x / 1.89x at 0.5.
 - ``repl ids`` and ``repl facts``: of the identifiers and facts of the history so far that occur only in messages
-  the request does not carry verbatim (by role and text: what the library summarized, masked, clipped or left out),
+  the request does not carry verbatim (text part, tool call or result, whatever message holds it: what the library
+  summarized, masked, clipped or left out),
   the share present in the request, summed over the samples. Each library is judged on what it replaced itself,
   so this is the measure a ratio of 3x can be reached on: ``ids`` and ``old ids`` count what every library keeps
   verbatim too, and a library keeping more than a third of them (LangChain 35-51 % here) leaves no 3x possible,
@@ -85,7 +86,7 @@ from chainsum import formats, repair, validate
 from chainsum.manager import request_indices
 from chainsum.messages import Message, Part, ToolCall, ToolResult
 from chainsum.testing import iter_documents
-from chainsum.testing.retention import GrowingIdentifiers, identifiers, texts
+from chainsum.testing.retention import GrowingIdentifiers, identifiers, pieces, texts
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
 from cost_peers import PEERS, Chainsum, Peer, drive, load_openai
@@ -302,8 +303,10 @@ class Sampler:
         self.facts: list[float] = []
         self.ids_old: list[float] = []
         self.facts_old: list[float] = []
-        self.verbatim: set[tuple[str, str]] = set()
-        """Each message of the history so far as (role, its text): a sent message that matches one is verbatim."""
+        self.verbatim: set[str] = set()
+        """Each piece (text part, tool call, tool result: `pieces`) of the history so far: a sent piece equal to one
+        is verbatim, whatever message it is in (LangChain sends each of an Anthropic user message's tool results
+        back as a tool message of its own)."""
         self.replaced = [0, 0, 0, 0]
         """Summed over the samples: identifiers replaced, of them present; facts replaced, of them present."""
 
@@ -311,7 +314,7 @@ class Sampler:
         """Sample the request `sent`, made with the history ``messages[:cut]`` (`cut` never goes back)."""
         new = self.messages[self.seen : cut]
         self.whole.add(new)
-        self.verbatim.update((m.role, texts([m])) for m in new)
+        self.verbatim.update(pieces(new))
         self.whole_facts.update(FACT.findall(texts(new)))
         self.seen = cut
         split, tail = cut, 0
@@ -335,7 +338,7 @@ class Sampler:
         old_facts = self.old_facts - set(FACT.findall(recent))
         if old_facts:
             self.facts_old.append(len(old_facts & found_facts) / len(old_facts))
-        carried = texts(m for m in sent if (m.role, texts([m])) in self.verbatim)
+        carried = "\n".join(p for p in pieces(sent) if p in self.verbatim)
         replaced = have - identifiers(carried)
         replaced_facts = self.whole_facts - set(FACT.findall(carried))
         self.replaced[0] += len(replaced)

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 
 from ..messages import Message, Text, ToolCall, ToolResult
 
-__all__ = ["GrowingIdentifiers", "identifiers", "kept_identifiers", "texts"]
+__all__ = ["GrowingIdentifiers", "identifiers", "kept_identifiers", "pieces", "texts"]
 
 _IDENT = re.compile(
     r"(?:[\w.-]+/)+[\w.-]+"  # paths
@@ -34,11 +34,12 @@ _IDENT = re.compile(
 
 def texts(messages: Iterable[Message]) -> str:
     """The text of `messages`: text parts, tool calls (name and arguments) and tool results, one per line."""
-    return "\n".join(_pieces(messages))
+    return "\n".join(pieces(messages))
 
 
-def _pieces(messages: Iterable[Message]) -> list[str]:
-    """The lines `texts` joins: one per text part, tool call and tool result."""
+def pieces(messages: Iterable[Message]) -> list[str]:
+    """The lines `texts` joins: one per text part, tool call and tool result (what a library sends verbatim is
+    compared piece by piece: it may split a message's tool results into one message each, as LangChain does)."""
     out: list[str] = []
     for m in messages:
         for p in m.parts:
@@ -90,10 +91,10 @@ class GrowingIdentifiers:
 
     def add(self, messages: Iterable[Message]) -> None:
         """Add `messages` to the history."""
-        pieces = _pieces(messages)
-        if not pieces:
+        new = pieces(messages)
+        if not new:
             return
-        added = _GUTTER.sub(" ", "\n".join(pieces))
+        added = _GUTTER.sub(" ", "\n".join(new))
         self._open = f"{self._open}\n{added}" if self._any else added
         self._any = True
         spans = [(m.start(), m.end(), m.group(0)) for m in _IDENT.finditer(self._open)]
