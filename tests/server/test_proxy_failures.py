@@ -4,6 +4,7 @@ client's credentials, forwarded and never stored or logged."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -14,11 +15,13 @@ import anthropic
 import httpx
 import openai
 import pytest
+from starlette.requests import ClientDisconnect, Request
 
 from chainsum.chain import RECORD_INTRO
 from chainsum.errors import SummarizerError
 from chainsum.formats import load
 from chainsum.manager import ContextManager
+from chainsum.server import _proxy  # pyright: ignore[reportPrivateUsage]
 from chainsum.store import SQLiteStore
 from chainsum.testing import FakeLLMServer
 from chainsum.testing.fake_llm import FakeRateLimit, FakeStall, FakeStatus, FakeText
@@ -86,6 +89,31 @@ def test_a_slow_upstream_is_a_504_and_a_slow_stream_is_not_buffered(fake: FakeLL
                     arrivals.append(time.monotonic() - started)
         assert len(arrivals) == 7  # role, four words, finish, [DONE]
         assert arrivals[0] < arrivals[-1] - 1.0  # each chunk came when the upstream sent it, not all at the end
+
+
+def _reading(*messages: dict[str, Any], length: int | None = None) -> Request:
+    """A request whose body comes as `messages` on the ASGI channel (a ``content-length`` of `length`, if given)."""
+    queue = list(messages)
+
+    async def receive() -> dict[str, Any]:
+        return queue.pop(0)
+
+    headers = [(b"content-length", str(length).encode())] if length is not None else []
+    return Request({"type": "http", "method": "POST", "path": "/v1/messages", "headers": headers}, receive)
+
+
+def test_the_body_is_read_off_the_channel_chunk_by_chunk_within_the_limit() -> None:
+    read = _proxy._read_body  # pyright: ignore[reportPrivateUsage]
+    chunks = [{"type": "http.request", "body": b"ab", "more_body": True}, {"type": "http.request", "body": b""}]
+    assert asyncio.run(read(_reading(*chunks), 10)) == b"ab"
+    parts = [{"type": "http.request", "body": b"x" * 6, "more_body": True} for _ in range(3)]
+    with pytest.raises(_proxy.ProxyError) as over:  # no content-length: counted as it comes
+        asyncio.run(read(_reading(*parts), 10))
+    assert over.value.status == 413
+    with pytest.raises(_proxy.ProxyError):  # a declared length over the limit: refused before reading
+        asyncio.run(read(_reading(length=11), 10))
+    with pytest.raises(ClientDisconnect):
+        asyncio.run(read(_reading(chunks[0], {"type": "http.disconnect"}), 10))
 
 
 def test_malformed_huge_and_hostile_bodies_get_a_400_or_413_naming_the_field(

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
@@ -66,17 +66,26 @@ _RESPONSES = _Route("responses", "openai", "openai-responses", "openai", "input"
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused (413) past `limit` bytes. Read off the ASGI channel as Starlette's
+    `Request.stream` reads it (a disconnect raises `ClientDisconnect`), without its generator around each chunk: a
+    Claude Code body comes in a dozen chunks."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise ProxyError(413, f"request body of {int(declared):,} bytes is over the limit of {limit:,} bytes")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    receive = request.receive
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             raise ProxyError(413, f"request body is over the limit of {limit:,} bytes")
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 def _serialize(body: Mapping[str, Any]) -> bytes:
