@@ -56,10 +56,12 @@ _HARNESS = (
     "<system-reminder>",
     "Base directory for this skill:",
     "<environment_context>",
+    "This session is being continued from a previous conversation",
 )
 """How the user messages an agent's harness writes begin (Claude Code: an interruption, a background task's
-notification, a slash command and its output, a reminder, a skill's instructions; Codex: the environment it runs
-in): notices, not the user's requests."""
+notification, a slash command and its output, a reminder, a skill's instructions, the summary its own compaction
+wrote; Codex: the environment it runs in): notices, not the user's requests. (The requests Claude Code's summary
+restates are messages of the session too, checked as such.)"""
 
 
 def requests_of(messages: Sequence[Message]) -> list[Message]:
