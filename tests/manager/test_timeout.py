@@ -51,9 +51,10 @@ def _timed(manager: ContextManager, items: list[Any]) -> tuple[Any, float]:
     return prepared, time.perf_counter() - started
 
 
-BOUND = 3 * TIMEOUT + 0.3
+BOUND = 3 * TIMEOUT + 1.5
 """About the timeout: one call and its one retry (a timeout is a transport failure, retried once), with room for a
-slow machine; an overall deadline would be even less."""
+loaded machine (the sections case took 2.61 s once, during a full suite beside four other processes on 2 cores,
+against the 1.8 s this was); a summarizer never abandoned hangs until the test ends, far past it."""
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
