@@ -33,7 +33,7 @@ from ._replay import CountingSummarizer, Prices, ReplayReport, TurnReport, repla
 from ._request import Prepared
 from ._summarizers import AnySummarizer
 from ._summarizers_config import summarizer_specs, summarizers_from_config
-from ._windows import CONTEXT_WINDOWS, UnknownModelError, context_window
+from ._windows import CONTEXT_WINDOWS, UnknownModelError, context_window, known_window
 
 __all__ = [
     "CONTEXT_WINDOWS",
@@ -77,6 +77,7 @@ __all__ = [
     "has_summary_text",
     "is_recall_message",
     "is_recall_text",
+    "known_window",
     "no_summary_text",
     "read_dotenv",
     "replay",

@@ -29,13 +29,14 @@ model cards on Hugging Face. Values marked "uncertain" below were not confirmed 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from ..errors import ChainsumError
 
-__all__ = ["CONTEXT_WINDOWS", "UnknownModelError", "context_window", "normalize_model_id"]
+__all__ = ["CONTEXT_WINDOWS", "UnknownModelError", "context_window", "known_window", "normalize_model_id"]
 
 
 class UnknownModelError(ChainsumError, LookupError):
@@ -220,6 +221,20 @@ def context_window(
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ValueError(f"context window for {k!r} must be a positive integer, got {v!r}")
         merged[k.strip().lower()] = v
+    found = _lookup(model_id, merged)
+    if found is not None:
+        return found
+    names = normalize_model_id(model_id)
+    close: list[str] = []
+    for name in names:
+        for c in difflib.get_close_matches(name, list(merged), n=5, cutoff=0.6):
+            if c not in close:
+                close.append(c)
+    raise UnknownModelError(model_id, tuple(close[:5]))
+
+
+def _lookup(model_id: str, merged: Mapping[str, int]) -> int | None:
+    """`model_id`'s window in `merged` (lower-case names): an exact name, else the longest prefix; None when none."""
     names = normalize_model_id(model_id)
     for name in names:
         if name in merged:
@@ -228,9 +243,16 @@ def context_window(
         key = _prefix_match(name, merged)
         if key is not None:
             return merged[key]
-    close: list[str] = []
-    for name in names:
-        for c in difflib.get_close_matches(name, list(merged), n=5, cutoff=0.6):
-            if c not in close:
-                close.append(c)
-    raise UnknownModelError(model_id, tuple(close[:5]))
+    return None
+
+
+_DEFAULT = {k.lower(): v for k, v in CONTEXT_WINDOWS.items()}
+
+
+@functools.lru_cache(maxsize=512)
+def known_window(model_id: str) -> int | None:
+    """`context_window` of `model_id` in the default table, or None where it is unknown, remembered: what the proxy
+    asks of every request's model. It never looks for the closest names, which only an error shows: for a model
+    the table does not know (a local one behind the proxy), that search cost 0.14 ms a request, as much as the rest
+    of what chainsum adds to a request with nothing to compact."""
+    return _lookup(model_id, _DEFAULT)

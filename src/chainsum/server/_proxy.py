@@ -34,7 +34,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ..manager import Prepared, SummarizationEvent, UnknownModelError, context_window, count_marks
+from ..manager import Prepared, SummarizationEvent, count_marks, known_window
 from ..tokens import CalibratedCounter, TokenCounter, json_tokens
 from ._errors import Dialect, ProxyError, provider_error
 from ._identity import credential_scopes, named_session, session_key
@@ -104,10 +104,7 @@ def _window(headers: Mapping[str, str], state: AppState, model: str) -> int | No
         return int(given)
     if state.settings.context_window is not None:
         return state.settings.context_window
-    try:
-        return context_window(model) if model else None
-    except UnknownModelError:
-        return None
+    return known_window(model) if model else None
 
 
 def _tool_facts(live: Live, tools: object, counter: TokenCounter, dialect: Dialect) -> tuple[int, int]:
