@@ -262,3 +262,23 @@ def test_the_proxy_sends_each_body_as_it_came_and_reads_it_from_the_last(
             assert fake.requests[-1].raw == raw
         # all but the first two (the second moved the marker off the only message the first had)
         assert p.app.state.chainsum.bodies.reused == len(raws) - 2
+
+
+def test_the_bodies_kept_stay_within_their_bytes() -> None:
+    """The least recently used clients' bodies leave once the bytes kept pass `max_bytes`; the newest client's stays
+    and is reused, and the count follows every way a body leaves (replaced, pushed out, idle)."""
+    now = [0.0]
+    raws = claude_code_bodies(6, requests=4)
+    size = len(raws[0])
+    bodies = Bodies(min_body=0, max_bytes=3 * size, clock=lambda: now[0], idle_s=600)
+    for client in "abcde":
+        bodies.parse(raws[0], (client,), "messages")
+        assert bodies.kept_bytes <= 3 * size
+    assert len(bodies) == 3 and bodies.kept_bytes == 3 * size
+    bodies.parse(raws[1], ("e",), "messages")  # replaces e's body, pushes c's out: bigger
+    assert len(bodies) == 2 and bodies.kept_bytes == size + len(raws[1])
+    assert bodies.parse(raws[2], ("e",), "messages") == orjson.loads(raws[2])
+    assert bodies.reused == 1  # e's previous body was kept
+    now[0] = 601.0
+    bodies.parse(raws[3], ("f",), "messages")
+    assert len(bodies) == 1 and bodies.kept_bytes == len(raws[3])

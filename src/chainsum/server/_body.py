@@ -47,6 +47,9 @@ _MIN_VALUE = 1_024
 """Top-level values of at least this many bytes are kept to be reused (tools, a system prompt, instructions)."""
 _SLOTS = 256
 """Previous bodies kept (one per client: route, credentials, session header), the least recently used leaving."""
+_MAX_BYTES = 32 * 2**20
+"""Bytes of previous bodies kept in all, the least recently used leaving first: a body's layout holds about 2.3
+times its size (its bytes and its parse), and 256 Claude Code bodies of 264 KB held 154 MiB."""
 _NONCE = secrets.token_hex(16)
 """What makes a sentinel one no client can write (it is never sent anywhere)."""
 
@@ -279,10 +282,14 @@ class Bodies:
         min_body: int = _MIN_BODY,
         idle_s: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
+        max_bytes: int = _MAX_BYTES,
     ) -> None:
         self._last: OrderedDict[tuple[str, ...], tuple[float, _Layout]] = OrderedDict()
         """Each client's last body's layout and when it came, the least recently used first."""
         self._slots = slots
+        self._max_bytes = max_bytes
+        self._bytes = 0
+        """Bytes of the bodies in `_last`."""
         self._min_body = min_body
         """Bodies smaller than this are parsed whole and not laid out (tests lay out small ones)."""
         self._idle_s = idle_s
@@ -301,7 +308,7 @@ class Bodies:
             return parse_body(raw)
         now = self._clock()
         while self._last and next(iter(self._last.values()))[0] < now - self._idle_s:
-            self._last.popitem(last=False)
+            self._drop(next(iter(self._last)))
         kept = self._last.get(client)
         if kept is not None and kept[1].history == history:
             found = _reuse(raw, kept[1])
@@ -312,13 +319,24 @@ class Bodies:
         body, exact = _parse(raw)
         layout = _layout(raw, body, history) if exact else None
         if layout is None:
-            self._last.pop(client, None)
+            self._drop(client)
         else:
             self._keep(client, now, layout)
         return body
 
+    @property
+    def kept_bytes(self) -> int:
+        """Bytes of the previous bodies kept (at most `max_bytes`)."""
+        return self._bytes
+
     def _keep(self, client: tuple[str, ...], now: float, layout: _Layout) -> None:
+        self._drop(client)
         self._last[client] = (now, layout)
-        self._last.move_to_end(client)
-        while len(self._last) > self._slots:
-            self._last.popitem(last=False)
+        self._bytes += len(layout.raw)
+        while self._last and (len(self._last) > self._slots or self._bytes > self._max_bytes):
+            self._drop(next(iter(self._last)))
+
+    def _drop(self, client: tuple[str, ...]) -> None:
+        gone = self._last.pop(client, None)
+        if gone is not None:
+            self._bytes -= len(gone[1].raw)
