@@ -273,3 +273,15 @@ def test_an_error_code_is_kept_from_any_output_below_a_failures_errors() -> None
     assert "bad" not in errors
     ranked = all_ranked(ROOMY.extract(render(list(messages), "ai")))["errors"]
     assert ranked[0].text == "(make deploy) error: deploy refused by the gate"  # what a small room keeps first
+
+
+def test_an_error_code_in_a_json_output_is_kept_with_its_own_line() -> None:
+    """A tool that answers JSON with escaped line breaks: the line kept is the one naming the code, not the head of
+    the JSON string (which a summary item would cut before the code)."""
+    lines = "\\n".join(f"step {i}: fine, nothing to report about module_{i}" for i in range(20))
+    output = f'{{"output": "{lines}\\nERR-00077 in build v2.0.1: see src/core/unit_77.py\\ndone"}}'
+    summary = _summary(
+        Message(role="assistant", parts=(ToolCall(id="a", name="run", arguments='{"command": "make"}'),)),
+        Message(role="tool", parts=(ToolResult(call_id="a", content=output),)),
+    )
+    assert "(make) ERR-00077 in build v2.0.1: see src/core/unit_77.py" in summary, summary

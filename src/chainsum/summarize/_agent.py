@@ -55,10 +55,11 @@ _ERROR = re.compile(
     r"panic(?:ked)?\b|(?i:fatal):|FATAL\b|Segmentation fault|command not found|No such file or directory|"
     r"[Pp]ermission denied|<tool_use_error>)"
 )
-_CODE = re.compile(r"\bERR(?:OR)?[-_][A-Z0-9][A-Z0-9_-]{1,40}\b|\b(?:E|TS|CS|ORA-)\d{3,5}\b")
-"""An error code (``ERR-00042``, ``ERR_MODULE_NOT_FOUND``, ``E0425``, ``TS2345``, ``ORA-00942``): the line naming
-one is kept from any output, failed or not, a file's content included (a log read back), at most `CODE_LINES`
-of each: such a code is what a session comes back to and searches for, and it was lost with the output."""
+_CODE = re.compile(r"(?:\b|(?<=\\n))(?:ERR(?:OR)?[-_][A-Z0-9][A-Z0-9_-]{1,40}|(?:E|TS|CS|ORA-)\d{3,5})\b")
+"""An error code (``ERR-00042``, ``ERR_MODULE_NOT_FOUND``, ``E0425``, ``TS2345``, ``ORA-00942``), also right after an
+escaped line break of a JSON output: the line naming one is kept from any output, failed or not, a file's content
+included (a log read back), at most `CODE_LINES` of each: such a code is what a session comes back to and searches
+for, and it was lost with the output."""
 CODE_LINES = 2
 _ARG_STRING = re.compile(
     r'"(file_path|notebook_path|path|file|filename|command|cmd|pattern)"\s?:\s?"((?:[^"\\]|\\.){1,400})"'
@@ -298,7 +299,9 @@ class AgentFacts:
             start = text.rfind("\n", 0, match.start()) + 1
             end = text.find("\n", match.end())
             end = len(text) if end < 0 else end
-            line = text[start:end].strip()[:WINDOW]
+            # the piece holding the code, where the line is a JSON string of escaped lines (`_pieces`)
+            code = match.group(0)
+            line = next((p for p in _pieces(text[start:end]) if code in p), text[start:end][:WINDOW]).strip()
             self.coded.append((f"({label}) {line}", where + text.count("\n", 0, start)))
             found += 1
             if found >= CODE_LINES:
