@@ -20,6 +20,11 @@ from chainsum.summarize.llm import DEFAULT_SYSTEM_PROMPT
 
 WINDOW = 3000
 
+SIZES = ((12, WINDOW), (20, 2000))
+"""(turns, window) of the agent runs in which a framework's own model writes the summaries: the short run, and a
+40-message chat at a 2,000-token window, each message over a hundred words (issue 32: there, with the old default
+bound on what a model reads per compaction, none of the four frameworks' models was called)."""
+
 CONFIG = ManagerConfig(summarizer_timeout_seconds=0.5)
 """A short timeout, so a hanging model costs the test half a second."""
 
@@ -43,7 +48,16 @@ def assert_framed(system: str | None, transcript: str) -> None:
     parsed = parse_transcript(transcript.split("\n", 1)[1] if transcript.startswith("<meta ") else transcript)
     assert parsed.kind is not None and len(parsed.nonce) >= 8, transcript[:300]
     assert transcript.startswith("<meta total_messages="), transcript[:120]  # the manager's meta header
-    assert any("src/mod_0.py" in block.body for block in parsed.blocks)
+    assert any("src/mod_" in block.body for block in parsed.blocks)  # the history (or a summary of it)
+
+
+def assert_model_read(compactions: Sequence[SummarizationEvent]) -> None:
+    """Every compaction that summarized was the framework model's to write: it read nearly all of it."""
+    summarized = [e for e in compactions if e.model_coverage is not None]
+    assert summarized, [(e.summarizer_calls, e.model_free) for e in compactions]
+    assert all(e.model_coverage is not None and e.model_coverage >= 0.95 for e in summarized), [
+        (e.model_coverage, e.model_free) for e in summarized
+    ]
 
 
 def record_text(messages: Sequence[Message]) -> str:

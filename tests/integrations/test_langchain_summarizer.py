@@ -29,10 +29,12 @@ from chainsum.summarize import ExtractiveSummarizer, SummarizerUsage
 from chainsum.testing.langchain import ScriptedChatModel
 from integrations.summarizer_support import (
     CONFIG,
+    SIZES,
     SUMMARY,
     WINDOW,
     assert_fell_back,
     assert_framed,
+    assert_model_read,
     history,
     record_text,
 )
@@ -65,15 +67,18 @@ def _summary_model(fail: str | None = None) -> SummaryModel:
     return SummaryModel(messages=itertools.repeat(answer), fail=fail)
 
 
-def test_a_langchain_chat_model_writes_the_summaries_of_an_agent_run() -> None:
-    answers = [AIMessage(f"Answer {i}: f_{i} in src/mod_{i}.py computes {i}. " + "because " * 100) for i in range(12)]
+@pytest.mark.parametrize(("turns", "window"), SIZES)
+def test_a_langchain_chat_model_writes_the_summaries_of_an_agent_run(turns: int, window: int) -> None:
+    answers = [
+        AIMessage(f"Answer {i}: f_{i} in src/mod_{i}.py computes {i}. " + "because " * 100) for i in range(turns)
+    ]
     agent_model = ScriptedChatModel(responses=answers)
     summarizer = _summary_model()
     events: list[ManagerEvent] = []
-    middleware = ChainsumMiddleware(context_window=WINDOW, config=CONFIG, summarizer=summarizer, on_event=events.append)
+    middleware = ChainsumMiddleware(context_window=window, config=CONFIG, summarizer=summarizer, on_event=events.append)
     agent: Any = create_agent(agent_model, tools=[], middleware=[middleware], checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "t1"}}
-    for i in range(12):
+    for i in range(turns):
         agent.invoke({"messages": [HumanMessage(f"Question {i}: explain src/mod_{i}.py. " + "detail " * 100)]}, config)
     saved = from_objects(agent.get_state(config).values["messages"])
     assert SUMMARY in record_text(saved)  # the framework model's text is the record in the checkpoint
@@ -87,6 +92,7 @@ def test_a_langchain_chat_model_writes_the_summaries_of_an_agent_run() -> None:
     assert all(u is not None for u in reported)
     assert sum(u.input_tokens for u in reported if u) == USAGE["input_tokens"] * len(summarizer.received)
     assert sum(u.output_tokens for u in reported if u) == USAGE["output_tokens"] * len(summarizer.received)
+    assert_model_read(compactions)
 
 
 @pytest.mark.parametrize(("fail", "kind"), [("rate_limit", "rate_limit"), ("hang", "transport"), ("empty", "empty")])

@@ -25,10 +25,12 @@ from chainsum.manager import ManagerEvent, SummarizationEvent
 from chainsum.summarize import ExtractiveSummarizer
 from integrations.summarizer_support import (
     CONFIG,
+    SIZES,
     SUMMARY,
     WINDOW,
     assert_fell_back,
     assert_framed,
+    assert_model_read,
     history,
     record_text,
 )
@@ -82,18 +84,19 @@ class StubModel(Model):
         raise NotImplementedError("not streamed")
 
 
-def test_an_agents_sdk_model_writes_the_summaries_of_a_runner_conversation() -> None:
+@pytest.mark.parametrize(("turns", "window"), SIZES)
+def test_an_agents_sdk_model_writes_the_summaries_of_a_runner_conversation(turns: int, window: int) -> None:
     set_tracing_disabled(True)
     summary_model = StubModel()
     events: list[ManagerEvent] = []
     session = ChainsumSession(
-        "conv-1", context_window=WINDOW, config=CONFIG, summarizer=summary_model, on_event=events.append
+        "conv-1", context_window=window, config=CONFIG, summarizer=summary_model, on_event=events.append
     )
     agent = Agent(name="helper", model=StubModel("Answer {n}: " + "because " * 100))
     run_config = RunConfig(call_model_input_filter=session.input_filter, tracing_disabled=True)
 
     async def run() -> list[TResponseInputItem]:
-        for i in range(12):
+        for i in range(turns):
             prompt = f"Question {i}: explain src/mod_{i}.py. " + "detail " * 100
             await Runner.run(agent, prompt, session=session, run_config=run_config)
         return await session.underlying_session.get_items()
@@ -111,6 +114,7 @@ def test_an_agents_sdk_model_writes_the_summaries_of_a_runner_conversation() -> 
     usages = [e.summarizer_usage for e in compactions if e.summarizer_usage is not None]
     assert sum(u.input_tokens for u in usages) == INPUT_TOKENS * calls
     assert sum(u.output_tokens for u in usages) == OUTPUT_TOKENS * calls
+    assert_model_read(compactions)
 
 
 @pytest.mark.parametrize(

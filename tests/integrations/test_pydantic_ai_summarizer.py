@@ -27,10 +27,12 @@ from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize.llm import OpenAISummarizer
 from integrations.summarizer_support import (
     CONFIG,
+    SIZES,
     SUMMARY,
     WINDOW,
     assert_fell_back,
     assert_framed,
+    assert_model_read,
     history,
     record_text,
 )
@@ -59,17 +61,18 @@ def _answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart(f"Answer {len(messages)}: " + "because " * 100)])
 
 
-def test_a_pydantic_ai_model_writes_the_summaries_of_an_agent_run() -> None:
+@pytest.mark.parametrize(("turns", "window"), SIZES)
+def test_a_pydantic_ai_model_writes_the_summaries_of_an_agent_run(turns: int, window: int) -> None:
     function = SummaryFunction()
     events: list[ManagerEvent] = []
     processor = ChainsumHistory(
-        context_window=WINDOW, config=CONFIG, summarizer=FunctionModel(function), on_event=events.append
+        context_window=window, config=CONFIG, summarizer=FunctionModel(function), on_event=events.append
     )
     agent = Agent(FunctionModel(_answer), capabilities=[ProcessHistory(processor)])
 
     async def run() -> list[ModelMessage]:
         messages: list[ModelMessage] | None = None
-        for i in range(12):
+        for i in range(turns):
             prompt = f"Question {i}: explain src/mod_{i}.py. " + "detail " * 100
             messages = (await agent.run(prompt, message_history=messages)).all_messages()
         assert messages is not None
@@ -90,6 +93,7 @@ def test_a_pydantic_ai_model_writes_the_summaries_of_an_agent_run() -> None:
     usages = [e.summarizer_usage for e in compactions if e.summarizer_usage is not None]
     assert sum(u.input_tokens for u in usages) == USAGE.input_tokens * calls
     assert sum(u.output_tokens for u in usages) == USAGE.output_tokens * calls
+    assert_model_read(compactions)
 
 
 def test_a_pydantic_ai_agent_writes_the_summary_with_its_instructions_and_chainsums() -> None:

@@ -27,10 +27,12 @@ from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing.strands import CannedModel, CannedRequest
 from integrations.summarizer_support import (
     CONFIG,
+    SIZES,
     SUMMARY,
     WINDOW,
     assert_fell_back,
     assert_framed,
+    assert_model_read,
     history,
     record_text,
 )
@@ -58,15 +60,16 @@ def _summary_model(fail: str | None = None) -> CannedModel:
     return kind(respond, input_tokens=lambda request: INPUT_TOKENS)
 
 
-def test_a_summarization_agents_model_writes_the_summaries_of_an_agent_run() -> None:
+@pytest.mark.parametrize(("turns", "window"), SIZES)
+def test_a_summarization_agents_model_writes_the_summaries_of_an_agent_run(turns: int, window: int) -> None:
     summary_model = _summary_model()
     summarization_agent = Agent(model=summary_model, callback_handler=None)
     events: list[ManagerEvent] = []
     manager = ChainsumConversationManager(
-        context_window=WINDOW, config=CONFIG, summarization_agent=summarization_agent, on_event=events.append
+        context_window=window, config=CONFIG, summarization_agent=summarization_agent, on_event=events.append
     )
     agent = Agent(model=CannedModel(_answer), conversation_manager=manager, callback_handler=None)
-    for i in range(12):
+    for i in range(turns):
         agent(f"Question {i}: explain src/mod_{i}.py. " + "detail " * 100)
     assert SUMMARY in record_text(bedrock.load(agent.messages).messages)
     assert summary_model.requests and summarization_agent.messages == []  # only its model was called
@@ -81,6 +84,7 @@ def test_a_summarization_agents_model_writes_the_summaries_of_an_agent_run() -> 
     assert len(usages) == len(compactions)
     assert sum(u.input_tokens for u in usages) == INPUT_TOKENS * calls  # the stream's metadata, as reported
     assert sum(u.output_tokens for u in usages) == 10 * calls
+    assert_model_read(compactions)
 
 
 @pytest.mark.parametrize(("fail", "kind"), [("rate_limit", "rate_limit"), ("hang", "transport"), ("empty", "empty")])

@@ -101,6 +101,13 @@ class SummarizationEvent:
     """Tokens of the recall block in that request (part of `request_tokens_after`)."""
     window: int | None = None
     """The context window the ratios are of (None when unknown)."""
+    model_coverage: float | None = None
+    """Share of the conversation this compaction summarized that the configured model read and summarized (0 to
+    1; characters of the summarized messages, before excerpting). None when no model summarizer is configured (the
+    extractive summarizer's own summaries) or nothing was summarized (masking, clipping, moves to the archive)."""
+    model_free: str = ""
+    """What of it was summarized model-free and why (the opt-in ``model_tokens_per_compaction`` bound, or the
+    model failing); empty when the model read it all."""
     kind: Literal["summarized"] = "summarized"
 
     @property
@@ -129,6 +136,7 @@ class SummarizationEvent:
             messages_summarized=self.messages_compressed,
             recall_tokens=recall,
             window=self.window,
+            model_coverage=self.model_coverage,
         )
 
 
@@ -311,8 +319,9 @@ def _compression_ratio(tokens_before: int, tokens_after: int) -> float:
 
 
 class ContextSummarizedEvent(BaseModel):
-    """The ``context_summarized`` server-sent event, field for field as the spec defines it, plus two optional
-    fields a window gauge needs (`recall_tokens`, `window`), left out of the JSON when unknown.
+    """The ``context_summarized`` server-sent event, field for field as the spec defines it, plus optional fields
+    a window gauge needs (`recall_tokens`, `window`) and the share the summarizer model read (`model_coverage`),
+    left out of the JSON when unknown.
 
     Python names are snake_case; the JSON form (`to_json_dict`, `to_sse_format`) uses the spec's camelCase
     aliases. Built by `create`, which computes the removed tokens, the compression ratio and the message: a
@@ -339,6 +348,11 @@ class ContextSummarizedEvent(BaseModel):
         description="Tokens of archived originals recalled into the request after (part of tokensAfter)",
     )
     window: int | None = Field(None, description="The context window, for a gauge of tokensAfter")
+    model_coverage: float | None = Field(
+        None,
+        alias="modelCoverage",
+        description="Share of the summarized conversation the configured summarizer model read (0-1)",
+    )
 
     @classmethod
     def create(
@@ -350,6 +364,7 @@ class ContextSummarizedEvent(BaseModel):
         *,
         recall_tokens: int | None = None,
         window: int | None = None,
+        model_coverage: float | None = None,
     ) -> ContextSummarizedEvent:
         """The event with its computed fields: ``tokens_removed = before - after``, the ratio ``removed / before``
         (0 when `tokens_before` is 0; not rounded: the spec's example shows 0.29 for 13000/45000, a display
@@ -366,6 +381,7 @@ class ContextSummarizedEvent(BaseModel):
                 "message": f"Context optimized: {tokens_removed:,} tokens compressed",
                 "recallTokens": recall_tokens,
                 "window": window,
+                "modelCoverage": model_coverage,
             }
         )
 

@@ -517,6 +517,8 @@ class ContextManager:
             request_tokens_after=prepared.tokens_after,
             recall_tokens=prepared.recall_tokens,
             window=self.window,
+            model_coverage=record.model_coverage,
+            model_free=record.model_free,
         )
 
     async def _failed(

@@ -21,7 +21,7 @@ from ..executor import CompactResult
 from ..messages import Message
 from ..store import Archive, SummaryRecord
 from ..strategies import tail_need
-from ..summarize import SummarizerUsage
+from ..summarize import SummarizerUsage, reaching
 from ..tokens import TokenCounter
 from ._build import build_record, removed_messages
 from ._compaction import CompactionSettings
@@ -155,7 +155,8 @@ class CompactionStep:
                 header_tokens=META_ALLOWANCE_TOKENS,
             )
 
-        first = await run(messages, fallback=False)
+        with reaching(chain.reach):  # what chunked summarization shows no summarizer (model coverage)
+            first = await run(messages, fallback=False)
         results = [first]
         current = first.messages if first.changed else tuple(messages)
         size = first.tokens_after
@@ -208,6 +209,7 @@ class CompactionStep:
             parent_id=state.last_record_id,
             token_estimate=sum(self.counter.count_message(m) for _, m in removal.pairs),
         )
+        record = replace(record, model_coverage=chain.model_coverage, model_free=chain.model_free_note())
         view = View.aligned(source, covers, final, prints)
         tokens_after = self.counter.count_messages(final) + frame.outside
         ratio_after = tokens_after / self.window

@@ -20,12 +20,14 @@
   result, so the next summarizer, or the model-free path, follows;
 - usage: what the summarizers' models reported (`chainsum.summarize.report_usage`) during the pass adds up in
   `usage`, failed calls included;
-- a bound on what the models read: `model_tokens` (``model_tokens_per_compaction``) of transcript per pass; a call
-  that does not fit what is left goes to the configured extractive summarizer (`summarizers_from_config` puts it
-  last), which reads all of it, so a long span costs its model at most that, and nothing of it goes unread.
-  Measured with ``bench/bench_cost.py``: a model that read everything (about 26K tokens a compaction on the
-  Claude Code corpus at 32K) made chainsum 1.19-1.35x the cost of LangChain's middleware, which trims what it
-  summarizes to 4K.
+- what the models read: a model summarizer reads every span it replaces by default (chunked at the input cap,
+  then consolidated), and the pass adds up how much of the summarized conversation a model read and summarized
+  (`model_coverage`: a span the extractive summarizer wrote after the model failed counts as not read). A bound,
+  `model_tokens` (``model_tokens_per_compaction``, opt-in), caps the transcript the models read per pass: a call
+  past it goes to the configured extractive summarizer, said at WARNING and kept in the pass's figures
+  (`bounded_chars`, `model_free_note`), never silently. Issue 32: with the bound on by default (3,000 tokens) a
+  configured model read 5.7 % of what a generated 500-message agent session's compactions summarized at 32K, and
+  none of a 40-message chat's at 2K in every integration.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ..errors import SummarizerError
-from ..summarize import SummarizerLike, UsageMeter, call_summarizer, metering
+from ..summarize import ReachMeter, SummarizerLike, UsageMeter, call_summarizer, metering, transcript_reach
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -192,6 +194,55 @@ class SummarizerChain:
     model_read: int = 0
     """Transcript tokens handed to model summarizers so far in this pass (as `model_tokens` counts them), failed
     calls included."""
+    text_chars: int = 0
+    """Characters of the conversation the summarizers of this pass were shown (`transcript_reach`; consolidations
+    of partial summaries are not counted again). Counted only when a model summarizer is configured (`models`):
+    coverage is about the user's model."""
+    model_chars: int = 0
+    """Of `text_chars`, what a model summarizer read and summarized."""
+    bounded_chars: int = 0
+    """Of `text_chars`, what went to a model-free summarizer because the pass was past `model_tokens`."""
+    failed_chars: int = 0
+    """Of `text_chars`, what a model-free summarizer wrote after every model summarizer failed on it."""
+    reach: ReachMeter = field(default_factory=ReachMeter)
+    """What chunked summarization left out of every transcript of this pass (excerpts of long messages, or a
+    sample of thousands of them: `chainsum.summarize.report_unread`), opened by the caller around the pass."""
+
+    @property
+    def models(self) -> bool:
+        """Whether a model summarizer is configured (one that is not `model_free`)."""
+        return any(not model_free(s) for s in self.summarizers)
+
+    @property
+    def model_coverage(self) -> float | None:
+        """Share of the conversation this pass summarized that a model summarizer read (0 to 1); None when no
+        model summarizer is configured or nothing was summarized."""
+        if not self.text_chars or not self.models:
+            return None
+        return min(1.0, self.model_chars / (self.text_chars + self.reach.unread_chars))
+
+    def model_free_note(self) -> str:
+        """What of this pass's summarized conversation no model read, and why; empty when a model read all of it
+        (or none is configured). A record and its event carry it, so a reader learns which summary text came from
+        the extractive summarizer."""
+        if not self.models or not self.text_chars:
+            return ""
+        said: list[str] = []
+        if self.bounded_chars:
+            said.append(
+                f"{self.bounded_chars:,} of {self.text_chars:,} characters summarized model-free: past "
+                f"model_tokens_per_compaction ({self.model_tokens})"
+            )
+        if self.failed_chars:
+            said.append(
+                f"{self.failed_chars:,} of {self.text_chars:,} characters summarized model-free: the model failed"
+            )
+        if self.reach.unread_chars:
+            said.append(
+                f"{self.reach.unread_chars:,} characters of long messages shown to no summarizer: the span needed "
+                "more calls than a summary may take (read as excerpts)"
+            )
+        return "; ".join(said)
 
     async def _one(self, index: int, summarizer: AnySummarizer, transcript: str) -> str:
         async def adapted(text: str) -> str:
@@ -238,21 +289,39 @@ class SummarizerChain:
         free = [(i, s) for i, s in listed if model_free(s)]
         if free and len(free) < len(listed):
             # said, not silent: an operator who configured a model sees why this summary is the extractive one
-            logger.info(
+            logger.warning(
                 "tokens=<%d>, read=<%d>, bound=<%d> | transcript past the model summarizers' bound for this "
-                "compaction; the extractive summarizer reads it (SUMMARIZATION_MODEL_TOKENS_PER_COMPACTION)",
+                "compaction; the extractive summarizer summarizes it (SUMMARIZATION_MODEL_TOKENS_PER_COMPACTION)",
                 tokens,
                 self.model_read,
                 self.model_tokens,
             )
         return free or listed
 
+    def _count(self, transcript: str, sent: str, summarizer: AnySummarizer, bounded: bool) -> None:
+        """Add what the summarizer that answered `transcript` (sent as `sent`: with the header, maybe trimmed)
+        summarized of the conversation to the pass's figures."""
+        shown = transcript_reach(transcript)
+        if shown is None:
+            return
+        read = max(0, shown - max(0, len(self.header) + len(transcript) - len(sent)))
+        self.text_chars += shown
+        if not model_free(summarizer):
+            self.model_chars += read
+        elif bounded:
+            self.bounded_chars += shown
+        else:
+            self.failed_chars += shown
+
     async def __call__(self, transcript: str) -> str:
         text = _trim_oldest(self.header + transcript, self.cap, self.counter.count_text)
         # what the bound counts is the history read: the instructions, the same in every call, are left out
         tokens = max(0, self.counter.count_text(text) - _INSTRUCTION_TOKENS) if self.model_tokens is not None else 0
         last: SummarizerError | None = None
-        for index, summarizer in self._candidates(tokens):
+        candidates = self._candidates(tokens)
+        counting = self.models
+        bounded = counting and all(model_free(s) for _, s in candidates)
+        for index, summarizer in candidates:
             if self.model_tokens is not None and not model_free(summarizer):
                 self.model_read += tokens
             if index in self.hung:
@@ -263,7 +332,7 @@ class SummarizerChain:
             for attempt in range(self.retries + 1):
                 self.calls += 1
                 try:
-                    return await self._one(index, summarizer, text)
+                    summary = await self._one(index, summarizer, text)
                 except SummarizerError as exc:
                     last = exc
                     self.failures.append(exc)
@@ -284,6 +353,10 @@ class SummarizerChain:
                     if not retry:
                         break
                     await self.sleep(delay)
+                    continue
+                if counting:
+                    self._count(transcript, text, summarizer, bounded)
+                return summary
         if last is None:
             raise SummarizerError("no summarizer configured", kind="invalid")
         raise last

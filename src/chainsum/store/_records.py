@@ -84,6 +84,11 @@ class SummaryRecord:
     token_estimate: int | None = None
     blocks: tuple[str, ...] = field(default_factory=_strs)
     """Ids of the record blocks this summarization wrote into the history (`chainsum.chain.RecordBlock.id`)."""
+    model_coverage: float | None = None
+    """Share of what this pass summarized that the configured summarizer model read (None: no model configured,
+    or nothing summarized)."""
+    model_free: str = ""
+    """What of it a model-free summarizer wrote instead, and why; empty when the model read it all."""
 
     def __post_init__(self) -> None:
         if self.depth < 0:
@@ -106,6 +111,8 @@ class SummaryRecord:
             "original_sha256": list(self.original_sha256),
             "token_estimate": self.token_estimate,
             "blocks": list(self.blocks),
+            "model_coverage": self.model_coverage,
+            "model_free": self.model_free,
         }
 
     @classmethod
@@ -122,6 +129,8 @@ class SummaryRecord:
             original_sha256=tuple(str(x) for x in data.get("original_sha256", ())),
             token_estimate=data.get("token_estimate"),
             blocks=tuple(str(x) for x in data.get("blocks", ())),
+            model_coverage=None if data.get("model_coverage") is None else float(data["model_coverage"]),
+            model_free=str(data.get("model_free") or ""),
         )
 
 

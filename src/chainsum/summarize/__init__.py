@@ -7,6 +7,7 @@ from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
 from ._items import TITLES as SECTION_TITLES
 from ._mapreduce import CountLines, approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
 from ._protocol import Summarizer, SummarizerLike, call_summarizer
+from ._reach import ReachMeter, reaching, report_unread
 from ._transcript import (
     TRANSCRIPT_INSTRUCTIONS,
     ParsedTranscript,
@@ -18,6 +19,7 @@ from ._transcript import (
     render_body,
     render_consolidation,
     render_transcript,
+    transcript_reach,
 )
 from ._usage import SummarizerUsage, UsageMeter, metering, report_usage
 
@@ -29,6 +31,7 @@ __all__ = [
     "ExtractiveStructuredSummarizer",
     "ExtractiveSummarizer",
     "ParsedTranscript",
+    "ReachMeter",
     "StructuredSummarizer",
     "StructuredSummary",
     "Summarizer",
@@ -47,14 +50,17 @@ __all__ = [
     "parse_structured_summary",
     "parse_transcript",
     "parse_transcript_target",
+    "reaching",
     "render_body",
     "render_consolidation",
     "render_transcript",
+    "report_unread",
     "report_usage",
     "structured_instructions",
     "structured_summarizer",
     "summarize_chunked",
     "to_state_snapshot",
+    "transcript_reach",
     "truncate_to_tokens",
 ]
 

@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from ..messages import Message, Text
 from ._protocol import SummarizerLike, call_summarizer
+from ._reach import report_unread
 from ._transcript import (
     Bodies,
     TranscriptCase,
@@ -354,12 +355,15 @@ def _readable(
             tools = _evenly(tools, int((budget - spent) / average))
         kept = sorted((*people, *tools))
         logger.debug("messages=<%d>, read=<%d> | span read as a sample to bound the calls", len(messages), len(kept))
+        chosen = set(kept)
+        report_unread(sum(n for i, n in enumerate(lengths) if i not in chosen))
         messages = [messages[i] for i in kept]
         lengths = [lengths[i] for i in kept]
     allowed = int((budget - len(messages) * markers) * per_token)
     limit = body_limit(lengths, max(allowed, 0), floor=_MIN_EXCERPT)
     if limit is not None:
         logger.debug("messages=<%d>, body_chars=<%d> | span read as excerpts to bound the calls", len(messages), limit)
+        report_unread(sum(n - limit for n in lengths if n > limit))
     return messages, limit
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "render_consolidation",
     "render_transcript",
     "transcript_lines",
+    "transcript_reach",
 ]
 
 TranscriptCase: TypeAlias = Literal["context", "ai", "human"]
@@ -533,3 +534,18 @@ def parse_transcript(text: str) -> ParsedTranscript:
         )
         pos = end + len(closer)
     return ParsedTranscript(kind=kind, nonce=nonce, blocks=tuple(blocks), target_tokens=target)
+
+
+def transcript_reach(text: str) -> int | None:
+    """Characters of the conversation that `text`, a transcript `render_transcript` wrote, shows its summarizer:
+    its content blocks' bodies. The context section (the user's messages shown only so the summarizer knows what
+    was asked, kept verbatim) is not counted: it is not summarized. What chunked summarization left out of every
+    transcript is reported apart (`chainsum.summarize.report_unread`).
+
+    None for a consolidation (partial summaries, not the conversation: the chunks they came from were counted when
+    they were read) and for text that is not a transcript. Model coverage (`SummarizationEvent.model_coverage`)
+    adds these up."""
+    parsed = parse_transcript(text)
+    if parsed.kind is None or parsed.kind in ("consolidate", "snapshot"):
+        return None
+    return sum(len(block.body) for block in parsed.blocks if block.section == "content")
