@@ -200,15 +200,15 @@ def _table(err: str) -> dict[str, str]:
 
 
 def test_replay_ends_with_a_short_table(tmp_path: Path) -> None:
-    """Standard error holds six rows whatever the history's length (it held a line per compaction, 145 lines for
+    """Standard error holds seven rows whatever the history's length (it held a line per compaction, 145 lines for
     a long session), each matching the JSON report: requests, compactions, the peak context against the window,
-    the estimated cost, the summarizer's part of it (shown at $0 for the extractive summarizer) and the cache hit
-    share (cached input tokens over input tokens)."""
+    the estimated cost, the summarizer's part of it (shown at $0 for the extractive summarizer), the model coverage
+    (none without a model) and the cache hit share (cached input tokens over input tokens)."""
     report = tmp_path / "r.json"
     code, out, err = run("replay", EXAMPLE, "-w", "1500", "--report", str(report))
     assert code == 0 and out == ""
     totals = json.loads(report.read_text())["totals"]
-    assert totals["compactions"] >= 3  # several compactions, and still six lines
+    assert totals["compactions"] >= 3  # several compactions, and still seven lines
     table = _table(err)
     assert list(table) == [
         "requests",
@@ -216,6 +216,7 @@ def test_replay_ends_with_a_short_table(tmp_path: Path) -> None:
         "peak context tokens",
         "estimated cost",
         "of which summarizer",
+        "model coverage",
         "cache hit share",
     ]
     assert table["requests"] == f"{totals['requests']:,}"
@@ -226,6 +227,7 @@ def test_replay_ends_with_a_short_table(tmp_path: Path) -> None:
     assert table["of which summarizer"] == (
         f"$0.0000 ({totals['summarizer_input_tokens']:,} tokens in, {totals['summarizer_output_tokens']:,} out)"
     )
+    assert totals["model_coverage"] is None and table["model coverage"] == "- (no model summarizer configured)"
     share = 100 * totals["cached_input_tokens"] / totals["input_tokens"]
     assert table["cache hit share"] == f"{share:.1f} %" and 0 < share < 100
     assert "request " not in err and "rec_" not in err
@@ -248,6 +250,7 @@ def test_verbose_adds_a_line_per_compaction(tmp_path: Path) -> None:
         "peak context tokens",
         "estimated cost",
         "of which summarizer",
+        "model coverage",
         "cache hit share",
     ]
     code, _, long_err = run("replay", EXAMPLE, "-w", "1500", "--verbose")
@@ -288,3 +291,32 @@ def test_anthropic_recording_warning_counts_messages_as_the_file_does(tmp_path: 
     code, _, err = run("replay", str(path), "-w", "100000")
     assert code == 0
     assert "(first: tool-result-missing at message 1)" in err
+
+
+def test_replay_with_a_model_reports_what_it_read_of_what_it_summarized(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replay with a model summarizer (an OpenAI-compatible server on loopback) prices its calls and says what
+    share of the summarized conversation it read: all of it, by default (issue 32)."""
+    pytest.importorskip("openai")
+    from chainsum.testing.fake_llm import FakeLLMServer, FakeText
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    report = tmp_path / "r.json"
+    with FakeLLMServer(default=FakeText(text="Summary: the user asked for a refund; order A-1 checked.")) as server:
+        code, _, err = run(
+            "replay", EXAMPLE, "-w", "1500", "--summarizer", "openai:m", "--base-url", server.openai_base_url,
+            "--report", str(report),
+        )  # fmt: skip
+        assert code == 0, err
+        assert server.requests
+    data = json.loads(report.read_text())
+    totals = data["totals"]
+    assert totals["summarizer_calls"] > 0 and totals["summarizer_cost_usd"] > 0
+    assert totals["model_coverage"] is not None and totals["model_coverage"] >= 0.95
+    compacted = [t for t in data["turns"] if t["summarizer_calls"]]
+    assert compacted and all(t["model_coverage"] >= 0.95 for t in compacted)
+    assert (
+        _table(err)["model coverage"]
+        == f"{100 * totals['model_coverage']:.1f} % of the summarized text read by the model"
+    )

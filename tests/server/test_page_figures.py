@@ -302,3 +302,35 @@ def masked_session(run: Running) -> str:
             sid = response.headers["x-chainsum-session"]
     assert sid in wait_listed(run, sid)
     return sid
+
+
+def test_a_record_says_what_the_configured_model_read_of_what_it_summarizes(
+    browser: Browser, fake: FakeLLMServer, store: SQLiteStore, shot: Shot
+) -> None:
+    """Issue 32: with a summarizer model configured, the page says who wrote each summary and what share of the
+    summarized conversation the model read (the record's `model_coverage`), in the records and in the events."""
+    fake.default = FakeText(text="Noted." + " That is fine." * 6)
+    config = ManagerConfig(preserve_recent=4, model_id="openai:fake-summarizer", base_url=fake.openai_base_url)
+    with proxy(fake, store, config=config) as run, httpx.Client(base_url=run.url, timeout=30) as client:
+        history: list[dict[str, Any]] = []
+        sid = ""
+        for i in range(12):
+            response = turn(client, history, FIRST if i == 0 else question(i), "model")
+            sid = response.headers["x-chainsum-session"]
+            if response.headers["x-chainsum-summarized"] == "true":
+                break
+        else:
+            pytest.fail("no compaction in 12 turns")
+        records = [r for r in run.get(f"/api/sessions/{sid}")["records"] if r["kind"] == "summary"]
+        assert records and all(r["model_coverage"] >= 0.95 for r in records), records
+        assert any(b"fake-summarizer" in r.raw for r in fake.requests)  # the summarizer model was called
+        with open_page(browser, run.url, run.token) as (page, watch):
+            page.evaluate(f"location.hash = '#/s/{sid}'")
+            newest = page.locator(".records .record").last
+            written = newest.locator("dt:text-is('Written by') + dd")
+            share = records[-1]["model_coverage"]
+            expect(written).to_have_text(f"the model (read {int(share * 1000) / 10:g}% of what it summarizes)")
+            event = page.locator(".events .event-context_summarized").first.locator(".event-text")
+            expect(event).to_contain_text("summary by the model (read")
+            shot(page, "model-coverage")
+            assert watch.errors == [], watch.failed

@@ -117,10 +117,20 @@ def chain_dict(chain: Chain) -> dict[str, Any]:
     }
 
 
+def _coverage(share: float | None) -> str:
+    """The model coverage row: what a summarizer cost is worth is what the model read of what it summarized
+    (issue 32: a cost figure from a model that read 6 % of it is no figure); red under 95 %."""
+    if share is None:
+        return "- (no model summarizer configured)"
+    text = f"{100 * share:.1f} % of the summarized text read by the model"
+    return text if share >= 0.95 else f"[red]{text}[/]"
+
+
 def replay_table(report: ReplayReport) -> list[str]:
     """What a replay came to, in the few figures a reader compares between runs: requests, compactions, the peak
     context against the window, the estimated cost (and the summarizer's part of it, shown at $0 too: the extractive
-    summarizer calls no model) and the cache hit share (cached input tokens over input tokens:
+    summarizer calls no model), the model coverage (of what the compactions summarized, the share the configured
+    model read: the cost is the cost of that reading) and the cache hit share (cached input tokens over input tokens:
     how much of what was sent the provider's prompt cache could serve, which a compaction resets). Rows for invalid
     requests, requests over the window and prefix breaks (requests that rewrote what was sent without compacting)
     only when there are any: they are problems, not figures. One line (rich markup) a row, names padded to one
@@ -140,6 +150,7 @@ def replay_table(report: ReplayReport) -> list[str]:
             f"${t['summarizer_cost_usd']:.4f} ({t['summarizer_input_tokens']:,} tokens in, "
             f"{t['summarizer_output_tokens']:,} out)",
         ),
+        ("model coverage", _coverage(t["model_coverage"])),
         ("cache hit share", share),
     ]
     if t["invalid"]:

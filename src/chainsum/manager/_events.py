@@ -108,6 +108,11 @@ class SummarizationEvent:
     model_free: str = ""
     """What of it was summarized model-free and why (the opt-in ``model_tokens_per_compaction`` bound, or the
     model failing); empty when the model read it all."""
+    summarized_chars: int = 0
+    """Characters of the conversation this compaction summarized (what `model_coverage` is the share of; 0 when
+    no model summarizer is configured): a sum over compactions weighs each by its size."""
+    model_chars: int = 0
+    """Of `summarized_chars`, what the configured model read and summarized."""
     kind: Literal["summarized"] = "summarized"
 
     @property

@@ -519,6 +519,8 @@ class ContextManager:
             window=self.window,
             model_coverage=record.model_coverage,
             model_free=record.model_free,
+            summarized_chars=chain.summarized_chars,
+            model_chars=chain.model_chars if chain.summarized_chars else 0,
         )
 
     async def _failed(

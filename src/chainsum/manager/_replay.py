@@ -141,6 +141,12 @@ class TurnReport:
     summarizer_output_tokens: int = 0
     summarizer_cost_usd: float = 0.0
     """What the summarizer calls of this request cost (input and output priced; part of `cost_usd`)."""
+    model_coverage: float | None = None
+    """Share of what this request's compaction summarized that the configured model read
+    (`SummarizationEvent.model_coverage`); None when it summarized nothing or no model is configured."""
+    summarized_chars: int = 0
+    model_chars: int = 0
+    """The characters `model_coverage` is the share of, and the model's part: the totals weigh by them."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -162,6 +168,7 @@ class TurnReport:
             "seconds": round(self.seconds, 6),
             "recalled": list(self.recalled),
             "prefix_break": self.prefix_break,
+            "model_coverage": None if self.model_coverage is None else round(self.model_coverage, 6),
         }
 
 
@@ -201,6 +208,8 @@ class ReplayReport:
             "cost_usd": round(sum(x.cost_usd for x in t), 8),
             # of which the summarizer's calls (0 with the extractive summarizer, which calls no model)
             "summarizer_cost_usd": round(sum(x.summarizer_cost_usd for x in t), 8),
+            # of what the compactions summarized, the share the configured model read (None: no model configured)
+            "model_coverage": self.model_coverage(),
             "over_window": sum(x.over_window for x in t),
             # requests that rewrote what was sent before without compacting: each one a prompt cache thrown away
             "prefix_breaks": sum(x.prefix_break for x in t),
@@ -212,6 +221,14 @@ class ReplayReport:
             "final_depth": self.final_depth,
             "seconds": round(sum(x.seconds for x in t), 6),
         }
+
+    def model_coverage(self) -> float | None:
+        """Of everything the replay's compactions summarized, the share the configured model read (weighed by
+        characters); None when no model summarizer is configured or nothing was summarized."""
+        summarized = sum(x.summarized_chars for x in self.turns)
+        if not summarized:
+            return None
+        return round(sum(x.model_chars for x in self.turns) / summarized, 6)
 
     def _breakpoint_cached(self) -> int | None:
         counts = [x.breakpoint_cached_tokens for x in self.turns]
@@ -301,8 +318,11 @@ async def replay(
         seconds = time.perf_counter() - started
         sent = list(prepared.messages)
         reason: str | None = None
+        coverage: tuple[float | None, int, int] = (None, 0, 0)
         if isinstance(prepared.event, SummarizationEvent):
             reason = prepared.event.reason
+            event = prepared.event
+            coverage = (event.model_coverage, event.summarized_chars, event.model_chars)
         elif isinstance(prepared.event, SummarizationFailedEvent):
             failures += 1
             reason = f"failed:{prepared.event.error_kind}"
@@ -338,6 +358,9 @@ async def replay(
                 summarizer_output_tokens=s_out,
                 summarizer_cost_usd=s_cost,
                 breakpoint_cached_tokens=breakpoint_cached,
+                model_coverage=coverage[0],
+                summarized_chars=coverage[1],
+                model_chars=coverage[2],
             )
         )
         if adopt:

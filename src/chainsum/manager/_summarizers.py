@@ -209,6 +209,12 @@ class SummarizerChain:
     sample of thousands of them: `chainsum.summarize.report_unread`), opened by the caller around the pass."""
 
     @property
+    def summarized_chars(self) -> int:
+        """What `model_coverage` is the share of: the conversation shown to the summarizers and what chunked
+        summarization showed none of (0 when no model summarizer is configured)."""
+        return self.text_chars + self.reach.unread_chars if self.models and self.text_chars else 0
+
+    @property
     def models(self) -> bool:
         """Whether a model summarizer is configured (one that is not `model_free`)."""
         return any(not model_free(s) for s in self.summarizers)
@@ -219,7 +225,7 @@ class SummarizerChain:
         model summarizer is configured or nothing was summarized."""
         if not self.text_chars or not self.models:
             return None
-        return min(1.0, self.model_chars / (self.text_chars + self.reach.unread_chars))
+        return min(1.0, self.model_chars / self.summarized_chars)
 
     def model_free_note(self) -> str:
         """What of this pass's summarized conversation no model read, and why; empty when a model read all of it

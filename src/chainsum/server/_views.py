@@ -85,6 +85,9 @@ def record_row(
         "summary_tokens": counter.count_text(record.summary) if kind == "summary" else None,
         "summary": record.summary,
         "blocks": list(record.blocks),
+        # what the configured summarizer model read of what this record summarizes (None: no model configured)
+        "model_coverage": record.model_coverage,
+        "model_free": record.model_free,
     }
     if kind == "masked":
         found = [originals[i] for i in record.original_message_ids if i in originals]

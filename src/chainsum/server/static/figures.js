@@ -30,3 +30,15 @@ export function recallNote(event) {
   if (typeof n !== "number" || n <= 0) return "";
   return `the ${int(event.tokensAfter)} include ${int(n)} tokens recalled from the archive`;
 }
+
+/**
+ * Who wrote a summary: "the model (read 100% of what it summarizes)", or the extractive summarizer when no model
+ * is configured, with the server's note of what was summarized model-free. `r` is a record (`model_coverage`,
+ * `model_free`) or an event (`modelCoverage`).
+ */
+export function modelCoverage(r) {
+  const share = r?.model_coverage ?? r?.modelCoverage;
+  if (typeof share !== "number") return "the extractive summarizer (no model configured)";
+  const said = `the model (read ${Math.floor(share * 1000) / 10}% of what it summarizes)`;
+  return r.model_free ? `${said}; ${r.model_free}` : said;
+}

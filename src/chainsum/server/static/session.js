@@ -8,7 +8,7 @@
 import { apiJson, sessionPath } from "./api.js";
 import { summarization } from "./banner.js";
 import { h, int, messageText, shortId, sparkles, summarizedBadge, timeAgo } from "./dom.js";
-import { compactionFigures, displayMessage, recallNote } from "./figures.js";
+import { compactionFigures, displayMessage, modelCoverage, recallNote } from "./figures.js";
 import { renderGauge } from "./gauge.js";
 import { blockKind, blockLabel, messageTag, plural, recordLabel } from "./labels.js";
 import { emit, state } from "./state.js";
@@ -358,6 +358,7 @@ export function mountSession(root) {
       fact("Originals", `${plural(r.messages, "message", "messages")}${typeof r.original_tokens === "number" ? `, ${int(r.original_tokens)} tokens` : ""}`),
     ];
     if (r.kind === "summary") facts.push(fact("Summary", `${int(r.summary_tokens)} tokens`));
+    if (r.kind === "summary") facts.push(fact("Written by", modelCoverage(r)));
     return h(
       "li",
       { class: `record record-${r.kind ?? "summary"}`, dataset: { record: r.id, kind: r.kind ?? "summary" } },
@@ -489,7 +490,8 @@ function renderEvents(d, list) {
 function eventText(e) {
   if (e.type !== "context_summarized" || typeof e.tokensRemoved !== "number") return e.message ?? "";
   const recall = recallNote(e);
-  return `${displayMessage(e)}${recall ? `; ${recall}` : ""}`;
+  const model = typeof e.modelCoverage === "number" ? `; summary by ${modelCoverage(e)}` : "";
+  return `${displayMessage(e)}${recall ? `; ${recall}` : ""}${model}`;
 }
 
 /** The context's header: the request's tokens as the gauge counts them, and what they are made of. */
