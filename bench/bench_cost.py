@@ -28,8 +28,17 @@ summarizer (no model: its calls cost nothing). Printed per workload and library:
 - ``hit``: cached input tokens over input tokens (the cached part of a request: its longest common prefix with the
   previous request, by value, Anthropic ``cache_control`` marks aside: where a request marks a block is not part of
   what the provider caches);
-- ``cost``: with caching, at $3 per million fresh input tokens, $0.30 cached, the summarizer's input at $3 and its
-  output at $15 (``summ.``: that part); tokens are `HeuristicCounter`'s of the canonical messages;
+- ``cost``: with caching, at $3 per million fresh input tokens, $0.30 cached, the summarizer's input at $0.035 and
+  its output at $0.14 (``summ.``: that part): a small model picked for the job, as users configure one (Amazon Nova
+  Micro's list price; ``--price-summarizer IN,OUT``); ``cost@main``: the same requests with the summarizer priced as
+  the chat model ($3 / $15). Tokens are `HeuristicCounter`'s of the canonical messages;
+- ``model read`` (model coverage, issue 32): a cost counts only with the model reading what it summarizes.
+  chainsum's comes from its events (`SummarizationEvent.model_chars` over ``summarized_chars``: of the text its
+  compactions summarized, the share its model read; output it masked or moved to the archive is not summarized). A
+  peer's is measured from outside, piece by piece (a text part, a tool result): of the text that left its requests
+  (in the previous request or new, not in this one), the share its summarizer was given verbatim in that request;
+  the peers summarize everything they replace. chainsum measured the same way is printed below the table, and so is
+  each request where LangChain wrote "Previous conversation was too long to summarize" without calling its model;
 - ``ids``: the share of the session's identifiers so far (`chainsum.testing.retention.identifiers`, the matcher
   of ``bench_retention.py`` and ``bench_budget.py``, independent of the extractive summarizer's) present in a
   request, averaged over every tenth request; ``facts``: the same for the planted ``ERR-nnnnn`` facts (generated
@@ -63,8 +72,8 @@ Peers (`cost_peers`): LangChain's ``SummarizationMiddleware``, LangMem's ``summa
 ``SummarizingConversationManager`` (strands-agents, a project extra: its threshold check and overflow recovery as the
 agent runs them) and zrb's history summarizer. chainsum's ``ManagerConfig`` comes from the ``SUMMARIZATION_*``
 variables (unset: the defaults: the cache-aware reset on, ``SUMMARIZATION_CACHE_AWARE=false`` turns it off; the model
-reads at most ``SUMMARIZATION_MODEL_TOKENS_PER_COMPACTION`` tokens a compaction, the extractive summarizer configured
-after it the rest, as `ManagerConfig`'s summarizers are built).
+reads every span it summarizes, the extractive summarizer configured after it writes what the model failed on;
+``SUMMARIZATION_MODEL_TOKENS_PER_COMPACTION`` is the opt-in bound on what the model reads).
 
 Time: the identifiers of the history so far were rescanned at every sample, quadratic in the session (at 1,000
 messages 49 of the run's 75 seconds under cProfile); they are now kept up to date (`GrowingIdentifiers`, exact),
@@ -93,7 +102,16 @@ from cost_peers import PEERS, Chainsum, Peer, drive, load_openai
 from phase_report import target_line
 
 COUNTER = HeuristicCounter()
-PRICE_INPUT, PRICE_CACHED, PRICE_S_IN, PRICE_S_OUT = 3.00, 0.30, 3.00, 15.00
+PRICE_INPUT, PRICE_CACHED = 3.00, 0.30
+"""The chat model's price per million input tokens, fresh and cached (Claude Sonnet's list prices)."""
+PRICE_S_IN, PRICE_S_OUT = 0.035, 0.14
+"""The summarizer's price per million tokens in and out: a small model picked for the job, as users configure one
+(Amazon Nova Micro's Bedrock on-demand list price, the model of the seed's example; ``--price-summarizer``)."""
+MAIN_S_IN, MAIN_S_OUT = 3.00, 15.00
+"""The summarizer priced as the chat model itself (the ``cost@main`` column): a user who summarizes with it."""
+TOO_LONG = "Previous conversation was too long to summarize"
+"""What LangChain's middleware writes as the summary, without calling its model, when the span it was to summarize
+does not fit its ``trim_tokens_to_summarize``: a compaction its model never read."""
 FACT = re.compile(r"\bERR-\d{5}\b")
 OLD_TAIL = 0.1
 """The ``old`` measures leave out the newest messages of the history so far up to this share of the window (see
@@ -124,6 +142,18 @@ class Row:
     over: int = 0
     cost: float = 0.0
     summarizer_cost: float = 0.0
+    cost_main: float = 0.0
+    """`cost` with the summarizer priced as the chat model (`MAIN_S_IN`, `MAIN_S_OUT`)."""
+    replaced_chars: int = 0
+    """Characters of text and tool output that left the request verbatim (in the previous request or new, not in
+    this one): what the library replaced."""
+    replaced_read: int = 0
+    """Of `replaced_chars`, what its summarizer model was given, verbatim, in the same request."""
+    coverage: float | None = None
+    """The model coverage printed: chainsum's from its events (of what its compactions summarized, the share the
+    model read), a peer's `replaced_read` / `replaced_chars` (it summarizes all it replaces); None: no model."""
+    too_long: int = 0
+    """Requests with a new LangChain "too long to summarize" stand-in (`TOO_LONG`): its model was not called."""
     ids: float = 0.0
     facts: float | None = None
     ids_old: float = 0.0
@@ -209,9 +239,13 @@ def measure(work: Workload, peer: Peer, old_tail: float = OLD_TAIL) -> Row:
     calls: list[int] = []
     original_request = peer.request
 
+    read: list[str] = []
+
     async def counted(new: Sequence[Message]) -> list[Message]:
         out = await original_request(new)
         calls.append(peer.summary.calls)
+        read.append("\n".join(peer.summary.inputs))
+        peer.summary.inputs.clear()
         return out
 
     peer.request = counted  # type: ignore[method-assign]
@@ -250,6 +284,7 @@ def measure(work: Workload, peer: Peer, old_tail: float = OLD_TAIL) -> Row:
         k = _common_prefix(sent, previous)
         if previous and k < len(previous):
             row.breaks += 1
+        _replaced(row, [*previous, *steps[n][0]], sent, read[n])
         size = tokens(sent)
         cached = tokens(sent[:k])
         row.sent += size
@@ -263,13 +298,38 @@ def measure(work: Workload, peer: Peer, old_tail: float = OLD_TAIL) -> Row:
         previous = sent
     s = peer.summary
     row.summarizer_cost = (s.input_tokens * PRICE_S_IN + s.output_tokens * PRICE_S_OUT) / 1e6 if s.priced else 0.0
+    main = (s.input_tokens * MAIN_S_IN + s.output_tokens * MAIN_S_OUT) / 1e6 if s.priced else 0.0
+    row.cost_main = row.cost + main
     row.cost += row.summarizer_cost
+    if isinstance(peer, Chainsum):
+        summarized = sum(getattr(e, "summarized_chars", 0) for e in peer.events)
+        model = sum(getattr(e, "model_chars", 0) for e in peer.events)
+        row.coverage = model / summarized if summarized and s.priced else None
+    elif s.priced and row.replaced_chars:
+        row.coverage = row.replaced_read / row.replaced_chars
     row.ids, row.facts = _mean(sampler.ids) or 0.0, _mean(sampler.facts)
     row.ids_old, row.facts_old = _mean(sampler.ids_old) or 0.0, _mean(sampler.facts_old)
     gone, kept, gone_facts, kept_facts = sampler.replaced
     row.ids_replaced = kept / gone if gone else None
     row.facts_replaced = kept_facts / gone_facts if gone_facts else None
     return row
+
+
+def _replaced(row: Row, before: Sequence[Message], sent: Sequence[Message], read: str) -> None:
+    """Add to `row` what this request replaced (the text and tool output of `before`, the previous request and the
+    new messages, that `sent` does not carry verbatim) and what of it the summarizer was given (`read`, its inputs
+    during this request), piece by piece (`pieces`: a text part, a tool result). A library's own stand-in for a
+    span its model never read (LangChain's `TOO_LONG`) is counted in `Row.too_long`."""
+    kept = set(pieces(sent))
+    seen = set(pieces(before))
+    for piece in seen - kept:
+        if len(piece) < 16:  # "ok", "Done.": too short to tell read from a coincidence
+            continue
+        row.replaced_chars += len(piece)
+        if read and piece in read:
+            row.replaced_read += len(piece)
+    if any(TOO_LONG in p for p in kept - seen):
+        row.too_long += 1
 
 
 def _mean(xs: Sequence[float]) -> float | None:
@@ -382,7 +442,8 @@ def print_rows(work: Workload, rows: list[Row], old_tail: float = OLD_TAIL) -> N
     print(f"\n{work.name}: {len(request_indices(work.messages)):,} requests, {work.window:,}-token window")
     print(
         f"{'library':20} {'valid':>11} {'compactions':>11} {'breaks':>6} {'hit':>6} {'peak':>7} {'over':>4}"
-        f" {'cost':>9} {'summ.':>8} {'ids':>6} {'facts':>6} {'old ids':>7} {'old facts':>9} {'repl ids':>8}"
+        f" {'cost':>9} {'summ.':>8} {'cost@main':>9} {'model read':>10} {'ids':>6} {'facts':>6} {'old ids':>7}"
+        f" {'old facts':>9} {'repl ids':>8}"
         f" {'repl facts':>10} {'seconds':>7}"
     )
     for r in rows:
@@ -402,7 +463,8 @@ def print_rows(work: Workload, rows: list[Row], old_tail: float = OLD_TAIL) -> N
         )
         print(
             f"{r.name:20} {valid:5d}/{r.requests:<5d} {r.compactions:11d} {r.breaks:6d} {100 * hit:5.1f}%"
-            f" {r.peak:7,d} {r.over:4d} ${r.cost:8.4f} ${r.summarizer_cost:7.4f} {100 * r.ids:5.1f}% {facts:>6}"
+            f" {r.peak:7,d} {r.over:4d} ${r.cost:8.4f} ${r.summarizer_cost:7.4f} ${r.cost_main:8.4f}"
+            f" {_share(r.coverage):>10} {100 * r.ids:5.1f}% {facts:>6}"
             f" {100 * r.ids_old:6.1f}% {facts_old:>9} {ids_replaced:>8} {facts_replaced:>10} {r.seconds:7.1f}{flag}"
         )
     print(
@@ -410,10 +472,28 @@ def print_rows(work: Workload, rows: list[Row], old_tail: float = OLD_TAIL) -> N
         f" {old_tail:.2f} x window = {old_tail * work.window:,.0f} tokens (its newest messages up to there, the one"
         f" crossing it included), the share present in the request"
     )
+    print(
+        "model read: chainsum's from its events (of the text its compactions summarized, the share its model read;"
+        " masked or moved output is not summarized); a peer's, of the text and tool output that left its requests"
+        " (it summarizes all of it), the share given to its model verbatim; '-': no model"
+    )
+    for r in rows:
+        if r.name == "chainsum" and r.replaced_chars:
+            print(
+                f"chainsum, measured as the peers are: of the {r.replaced_chars:,} characters that left its requests,"
+                f" its model was given {100 * r.replaced_read / r.replaced_chars:.1f} % (the rest masked, clipped or"
+                " moved to the archive, recallable, or written by the extractive summarizer)"
+            )
+        if r.too_long:
+            print(f"{r.name}: {r.too_long} request(s) with '{TOO_LONG}' as the summary (its model not called)")
     for r in rows:
         if r.choice:
             print(f"{r.name}: {r.choice}")
     _target(rows)
+
+
+def _share(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def _target(rows: list[Row]) -> None:
@@ -430,12 +510,25 @@ def _target(rows: list[Row]) -> None:
         else:
             best = min(valid, key=lambda r: r.cost)
             print(f"target ({ours.name}): {_against(ours, best)}")
+            if ours.coverage is not None:
+                print(_coverage_target(ours, best, min(valid, key=lambda r: r.cost_main)))
         if peers and (cheapest := min(peers, key=lambda r: r.cost)) not in valid:
             print(f"target ({ours.name}) against the cheapest peer, refused requests too: {_against(ours, cheapest)}")
         if peers and ours.seconds > 0:  # issue 23: the time to answer every request, in the same process
             fastest = min(peers, key=lambda r: r.seconds)
             note = f" ({fastest.not_valid} of its requests refused)" if fastest.not_valid else ""
             print(target_line(ours.seconds / fastest.seconds, fastest.name + note, ours=ours.name, what="time"))
+
+
+def _coverage_target(ours: Row, best: Row, best_main: Row) -> str:
+    """Issue 32's target: cost at most the cheapest valid peer's, at the cheap summarizer's price, with the model
+    reading what it summarizes (coverage >= 95 %); the main model's price beside it."""
+    met = ours.coverage is not None and ours.coverage >= 0.95 and ours.cost <= best.cost and not ours.not_valid
+    return (
+        f"target ({ours.name}, issue 32): model coverage {_share(ours.coverage)} (>= 95 %), cost ${ours.cost:.4f}"
+        f" <= {best.name} ${best.cost:.4f} at the summarizer's price: {'met' if met else 'NOT met'}; at the main"
+        f" model's price ${ours.cost_main:.4f} vs {best_main.name} ${best_main.cost_main:.4f}"
+    )
 
 
 def _against(ours: Row, peer: Row) -> str:
@@ -472,6 +565,7 @@ def _against(ours: Row, peer: Row) -> str:
 
 
 def main() -> None:
+    global PRICE_S_IN, PRICE_S_OUT
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", default="500,4500", help="agent_session sizes in messages, comma-separated")
     parser.add_argument("--window", type=int, default=32_000, help="context window in tokens")
@@ -483,6 +577,13 @@ def main() -> None:
         default=OLD_TAIL,
         help="share of the window whose newest messages the old ids/old facts leave out (0 to 1)",
     )
+    parser.add_argument(
+        "--price-summarizer",
+        type=lambda v: tuple(float(x) for x in v.split(",")),
+        default=(PRICE_S_IN, PRICE_S_OUT),
+        metavar="IN,OUT",
+        help=f"summarizer USD per million tokens in and out (default {PRICE_S_IN},{PRICE_S_OUT}: Nova Micro)",
+    )
     args = parser.parse_args()
     names = [p for p in args.peers.split(",") if p]
     unknown = [p for p in names if p not in PEERS]
@@ -491,9 +592,12 @@ def main() -> None:
     sizes = [int(x) for x in args.sessions.split(",") if x]
     if not 0 <= args.old_tail <= 1:
         parser.error(f"--old-tail must be between 0 and 1, got {args.old_tail}")
+    PRICE_S_IN, PRICE_S_OUT = args.price_summarizer
     print(
-        f"prices per million tokens: input ${PRICE_INPUT}, cached ${PRICE_CACHED}, summarizer input ${PRICE_S_IN},"
-        f" summarizer output ${PRICE_S_OUT}; one fake summarizer for all (every tenth line of its input)"
+        f"prices per million tokens: input ${PRICE_INPUT}, cached ${PRICE_CACHED}; summarizer input ${PRICE_S_IN},"
+        f" output ${PRICE_S_OUT} (a small model picked for the job, Nova Micro's list price by default; cost@main:"
+        f" the summarizer at ${MAIN_S_IN} / ${MAIN_S_OUT}); one fake summarizer for all (every tenth line of its"
+        " input)"
     )
     for work in workloads(sizes, args.window, not args.no_corpora):
         rows: list[Row] = []

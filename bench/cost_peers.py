@@ -43,9 +43,12 @@ class FixedRatioSummary:
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    inputs: list[str] = field(default_factory=list[str])
+    """What it was given since the benchmark last emptied the list (once a request): what the model read."""
 
     def __call__(self, text: str) -> str:
         self.calls += 1
+        self.inputs.append(text)
         self.input_tokens += COUNTER.count_text(text)
         lines = text.splitlines()
         if len(lines) >= 2 * self.every:
@@ -81,16 +84,22 @@ class Chainsum:
     summary: FixedRatioSummary = field(default_factory=FixedRatioSummary)
     history: list[Message] = field(default_factory=list[Message])
     manager: ContextManager | None = None
+    events: list[Any] = field(default_factory=list[Any])
+    """The manager's events (the compactions' model coverage is read from them)."""
 
     def __post_init__(self) -> None:
-        # the model, then the extractive summarizer, as `ManagerConfig`'s summarizers are built (what the model is
-        # not given, past ``model_tokens_per_compaction``, the extractive one reads)
+        # the model, then the extractive summarizer, as `ManagerConfig`'s summarizers are built (the extractive one
+        # writes what the model failed on, or, with the opt-in ``model_tokens_per_compaction``, what is past it)
         summarizers: list[Any] = [self.summary, ExtractiveSummarizer()]
         if self.extractive:
             self.summary.priced = False
             summarizers = [_Counted(ExtractiveSummarizer(), self.summary)]
         self.manager = ContextManager(
-            self.config, context_window=self.window, summarizers=summarizers, provider=self.provider
+            self.config,
+            context_window=self.window,
+            summarizers=summarizers,
+            provider=self.provider,
+            on_event=self.events.append,
         )
 
     async def request(self, new: Sequence[Message]) -> list[Message]:
@@ -110,6 +119,7 @@ class _Counted:
 
     async def __call__(self, text: str) -> str:
         self.counted.calls += 1
+        self.counted.inputs.append(text)
         self.counted.input_tokens += COUNTER.count_text(text)
         out = await self.inner(text)
         self.counted.output_tokens += COUNTER.count_text(out)
