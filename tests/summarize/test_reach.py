@@ -61,3 +61,26 @@ def test_meters_of_concurrent_passes_do_not_mix() -> None:
         return list(await asyncio.gather(one(5), one(7)))
 
     assert asyncio.run(both()) == [5, 7]
+
+
+def test_a_large_context_message_does_not_starve_the_span_of_its_calls() -> None:
+    """A user message shown as context is repeated in every chunk: left whole, one of 6,700 tokens left a Claude
+    Code span 64 tokens a call and 94 % of it unread; it is shown as an excerpt now, and the span is read whole."""
+    context = [Message.of("user", "pasted log line\n" * 1600)]
+    span = [Message.of("assistant", f"step {i}: " + "edited src/app.py and ran the tests " * 40) for i in range(40)]
+    shown: list[int] = []
+
+    async def summarizer(transcript: str) -> str:
+        shown.append(transcript_reach(transcript) or 0)
+        return "short"
+
+    async def run() -> int:
+        meter = ReachMeter()
+        with reaching(meter):
+            await summarize_chunked(
+                summarizer, span, case="context", context=context, max_input_tokens=8000, max_chunks=32
+            )
+        return meter.unread_chars
+
+    assert asyncio.run(run()) == 0
+    assert sum(shown) >= sum(len(m.text) for m in span)

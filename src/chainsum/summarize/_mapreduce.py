@@ -34,6 +34,7 @@ from ._transcript import (
     Bodies,
     TranscriptCase,
     body_limit,
+    clip_body,
     render_consolidation,
     render_transcript,
     transcript_lines,
@@ -281,6 +282,7 @@ async def summarize_chunked(
         raise ValueError("cannot summarize an empty message list")
     count = count_tokens or approx_tokens
     bodies = Bodies()
+    context = _oriented(context, max_input_tokens, count, bodies)
     read, limit = _readable(messages, case, context, max_input_tokens, count, max_chunks, target_tokens, bodies)
     chunker = _Chunker(case, context, max_input_tokens, count, target_tokens, limit, bodies, count_lines)
     packed = chunker.chunks(read)
@@ -303,6 +305,32 @@ async def summarize_chunked(
         summarizer, summaries, max_input_tokens, count, concurrency, max_depth, snapshot, target_tokens
     )
     return to_state_snapshot(result) if snapshot else result
+
+
+CONTEXT_SHARE = 0.25
+"""Most of a call's input cap the context section (the user's messages shown so the summarizer knows what was
+asked, not summarized) may take; longer ones are shown as excerpts."""
+
+
+def _oriented(context: Sequence[Message], cap: int, count: Callable[[str], int], bodies: Bodies) -> Sequence[Message]:
+    """`context` as the transcripts show it: whole when it takes at most `CONTEXT_SHARE` of the cap, else each
+    message an excerpt (head and tail) of an equal share. It is repeated in every chunk's transcript, so one large
+    user message (a pasted file, a harness's own summary) left whole starved every chunk of room for the span
+    itself: on a Claude Code session a 6,700-token request left 64 tokens a call, and 94 % of the span was read as
+    91-character excerpts."""
+    if not context:
+        return context
+    texts = [bodies.body(m) for m in context]
+    tokens = sum(count(t) for t in texts)
+    room = int(cap * CONTEXT_SHARE)
+    if tokens <= room:
+        return context
+    per_token = sum(len(t) for t in texts) / max(1, tokens)
+    share = max(200, int(room * per_token / len(context)))
+    return [
+        Message(role=m.role, parts=(Text(text=clip_body(t, share)),), name=m.name)
+        for m, t in zip(context, texts, strict=True)
+    ]
 
 
 def _evenly(indices: Sequence[int], k: int) -> list[int]:
