@@ -12,7 +12,8 @@ b. ``compact`` with the extractive summarizer (the CLI's default): seconds (and 
 c. The same with a scripted summarizer that answers after `--latency` seconds (calls run concurrently): seconds
    end to end.
 d. One `ContextManager.prepare` on the whole session at a window of the budget / 0.7 (so its reset budget is the
-   budget above): seconds, summarizer calls, tokens after.
+   budget above), the extractive summarizer: seconds, summarizer calls, tokens after, and its model coverage
+   (`phase_report.coverage_note` of the manager's events: no model is configured, and the line says so).
 e. Plain truncation (keep the system prompt and the newest messages that fit) at the same budget: its fill and
    planted identifiers, for comparison.
 """
@@ -28,7 +29,7 @@ from collections.abc import Sequence
 
 from chainsum.executor import DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS, compact_sync
 from chainsum.formats import load
-from chainsum.manager import ContextManager, ManagerConfig
+from chainsum.manager import ContextManager, ManagerConfig, ManagerEvent
 from chainsum.messages import Message
 from chainsum.store import MemoryArchive
 from chainsum.strategies import AutoStrategy
@@ -36,6 +37,7 @@ from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing.baselines import truncate
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
+from phase_report import coverage_note
 
 _PLANTED = re.compile(r"ERR-\d{5}")
 
@@ -50,7 +52,10 @@ def planted(messages: Sequence[Message]) -> set[str]:
 
 
 class Measured:
-    """Wraps a summarizer: counts calls and keeps the largest transcript's token count."""
+    """Wraps a summarizer: counts calls and keeps the largest transcript's token count. Without a latency it is the
+    extractive summarizer, and says so through ``inner`` (as `chainsum.manager.CountingSummarizer` does; the
+    extractive one says ``local = True``): the manager then sees no model, for its model coverage and its
+    cache-aware reset."""
 
     def __init__(self, latency: float, counter: HeuristicCounter) -> None:
         self.latency = latency
@@ -58,6 +63,7 @@ class Measured:
         self.calls = 0
         self.largest = 0
         self.extractive = ExtractiveSummarizer()
+        self.inner: ExtractiveSummarizer | None = None if latency else self.extractive
 
     async def __call__(self, transcript: str) -> str:
         self.calls += 1
@@ -103,8 +109,14 @@ def main() -> None:
     counter = HeuristicCounter()
     summarizer = Measured(0.0, counter)
     window = int(budget / 0.7)
+    events: list[ManagerEvent] = []
     manager = ContextManager(
-        ManagerConfig(), context_window=window, summarizers=[summarizer], archive=MemoryArchive(), counter=counter
+        ManagerConfig(),
+        context_window=window,
+        summarizers=[summarizer],
+        archive=MemoryArchive(),
+        counter=counter,
+        on_event=events.append,
     )
     dicts = json.loads(data)
     started = time.perf_counter()
@@ -115,7 +127,7 @@ def main() -> None:
     print(
         f"prepare (window {window:,}): {seconds:.2f} s = {seconds / baseline:.1f}x json.loads; "
         f"{summarizer.calls} summarizer calls; {counter.count_messages(out):,} tokens; planted identifiers kept "
-        f"{len(kept)}/{len(all_planted)} ({len(kept) / max(1, len(all_planted)):.1%})"
+        f"{len(kept)}/{len(all_planted)} ({len(kept) / max(1, len(all_planted)):.1%}); {coverage_note(events)}"
     )
 
     counter = HeuristicCounter()

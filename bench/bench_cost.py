@@ -99,7 +99,7 @@ from chainsum.testing.retention import GrowingIdentifiers, identifiers, pieces, 
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
 from cost_peers import PEERS, Chainsum, Peer, drive, load_openai
-from phase_report import target_line
+from phase_report import coverage_note, model_coverage, target_line
 
 COUNTER = HeuristicCounter()
 PRICE_INPUT, PRICE_CACHED = 3.00, 0.30
@@ -152,6 +152,8 @@ class Row:
     coverage: float | None = None
     """The model coverage printed: chainsum's from its events (of what its compactions summarized, the share the
     model read), a peer's `replaced_read` / `replaced_chars` (it summarizes all it replaces); None: no model."""
+    coverage_note: str = ""
+    """chainsum's `phase_report.coverage_note` of its events, printed beside its time target."""
     too_long: int = 0
     """Requests with a new LangChain "too long to summarize" stand-in (`TOO_LONG`): its model was not called."""
     ids: float = 0.0
@@ -302,9 +304,8 @@ def measure(work: Workload, peer: Peer, old_tail: float = OLD_TAIL) -> Row:
     row.cost_main = row.cost + main
     row.cost += row.summarizer_cost
     if isinstance(peer, Chainsum):
-        summarized = sum(getattr(e, "summarized_chars", 0) for e in peer.events)
-        model = sum(getattr(e, "model_chars", 0) for e in peer.events)
-        row.coverage = model / summarized if summarized and s.priced else None
+        row.coverage = model_coverage(peer.events)[0] if s.priced else None
+        row.coverage_note = coverage_note(peer.events)
     elif s.priced and row.replaced_chars:
         row.coverage = row.replaced_read / row.replaced_chars
     row.ids, row.facts = _mean(sampler.ids) or 0.0, _mean(sampler.facts)
@@ -517,7 +518,8 @@ def _target(rows: list[Row]) -> None:
         if peers and ours.seconds > 0:  # issue 23: the time to answer every request, in the same process
             fastest = min(peers, key=lambda r: r.seconds)
             note = f" ({fastest.not_valid} of its requests refused)" if fastest.not_valid else ""
-            print(target_line(ours.seconds / fastest.seconds, fastest.name + note, ours=ours.name, what="time"))
+            ratio = ours.seconds / fastest.seconds
+            print(target_line(ratio, fastest.name + note, ours=ours.name, what="time", coverage=ours.coverage_note))
 
 
 def _coverage_target(ours: Row, best: Row, best_main: Row) -> str:

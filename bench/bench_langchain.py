@@ -26,8 +26,10 @@ and tool definitions counted, HeuristicCounter) or not valid for the provider (`
 tau-bench, ``anthropic`` for Claude Code). Then, per chainsum configuration, where its time went: the phases of
 `ContextManager.prepare` (`chainsum.manager.PhaseTimes`, passed to the middleware as ``profile=``) in milliseconds per
 model call and their shares, and the part of the time in the middleware that `prepare` is (the rest is the
-integration's own: reading LangChain messages, counting the tools, writing the state). Every figure is measured in
-this run.
+integration's own: reading LangChain messages, counting the tools, writing the state). Each chainsum target line
+carries its model coverage (`phase_report.coverage_note` of the manager's events, ``on_event=``): of the text its
+compactions summarized, the share its summarizer, a model to chainsum (not ``local``), read. Every figure is
+measured in this run.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import gc
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain.agents import create_agent  # pyright: ignore[reportUnknownVariableType]
@@ -52,11 +54,11 @@ from chainsum import validate
 from chainsum.formats import load
 from chainsum.formats.langchain import from_objects
 from chainsum.integrations.langchain import ChainsumMiddleware
-from chainsum.manager import PhaseTimes
+from chainsum.manager import ManagerEvent, PhaseTimes
 from chainsum.testing import iter_documents
 from chainsum.testing.langchain import LangChainScript, ScriptedChatModel, ScriptedTools, agent_script, stub_tools
 from chainsum.tokens import HeuristicCounter
-from phase_report import phase_lines, target_line
+from phase_report import coverage_note, phase_lines, target_line
 
 SUMMARY = (
     "The user is working through a multi-step task with the assistant. Earlier turns gathered the relevant records "
@@ -89,6 +91,8 @@ class Tally:
     invalid: int = 0
     profile: PhaseTimes | None = None
     """chainsum's `prepare` phases over the replay with the least time in the middleware (chainsum only)."""
+    events: list[ManagerEvent] = field(default_factory=list[ManagerEvent])
+    """chainsum's manager events over the replay (chainsum only): the model coverage printed beside the target."""
 
 
 class CountingSummaryModel(ScriptedChatModel):
@@ -129,16 +133,16 @@ def workloads(tau_runs: int, cc_window: int, tau_window: int) -> list[Workload]:
 
 
 Made = tuple[list[AgentMiddleware[Any, Any, Any]], Callable[[], tuple[int, int]]]
-Factory = Callable[[Workload, PhaseTimes], Made]
-"""A configuration: its middleware for a workload (chainsum's managers filling the `PhaseTimes`), and how to read
-its summarizer calls and input tokens afterwards."""
+Factory = Callable[[Workload, PhaseTimes, list[ManagerEvent]], Made]
+"""A configuration: its middleware for a workload (chainsum's managers filling the `PhaseTimes` and the list of
+events), and how to read its summarizer calls and input tokens afterwards."""
 
 
-def none(w: Workload, profile: PhaseTimes) -> Made:
+def none(w: Workload, profile: PhaseTimes, events: list[ManagerEvent]) -> Made:
     return [], lambda: (0, 0)
 
 
-def langchain(w: Workload, profile: PhaseTimes) -> Made:
+def langchain(w: Workload, profile: PhaseTimes, events: list[ManagerEvent]) -> Made:
     summary_model = CountingSummaryModel()
     middleware = SummarizationMiddleware(
         summary_model, trigger=("tokens", int(0.8 * w.window)), keep=("tokens", int(0.7 * w.window))
@@ -147,7 +151,7 @@ def langchain(w: Workload, profile: PhaseTimes) -> Made:
 
 
 def chainsum(mode: Literal["state", "request"]) -> Factory:
-    def make(w: Workload, profile: PhaseTimes) -> Made:
+    def make(w: Workload, profile: PhaseTimes, events: list[ManagerEvent]) -> Made:
         summarizer = CountingSummarizer()
         middleware = ChainsumMiddleware(
             mode=mode,
@@ -155,6 +159,7 @@ def chainsum(mode: Literal["state", "request"]) -> Factory:
             provider=w.provider,
             summarizers=[summarizer],  # type: ignore[arg-type]
             profile=profile,  # every thread's manager fills it (one thread at a time here)
+            on_event=events.append,
         )
         return [middleware], lambda: (summarizer.calls, summarizer.tokens)
 
@@ -207,7 +212,7 @@ def replay(work: list[Workload], factory: Factory, check: bool) -> Tally:
     tally = Tally(seconds=0.0, inside=0.0, profile=PhaseTimes())
     assert tally.profile is not None
     for w in work:
-        middleware, counts = factory(w, tally.profile)
+        middleware, counts = factory(w, tally.profile, tally.events)
         clock = Clock()
         for m in middleware:
             clock.wrap(m)
@@ -287,7 +292,11 @@ def main() -> None:
         if lc > 0:
             print(
                 target_line(
-                    t.inside / t.calls / lc, "SummarizationMiddleware", ours=name, what="time in the middleware"
+                    t.inside / t.calls / lc,
+                    "SummarizationMiddleware",
+                    ours=name,
+                    what="time in the middleware",
+                    coverage=coverage_note(t.events),  # the first replay's: every replay does the same work
                 )
             )
     for name, t in best.items():

@@ -6,7 +6,9 @@ leaves out a). Every figure printed is measured in this run; nothing is estimate
 baseline measured in the same run. All replays use the extractive summarizer (no model), counted by a wrapper.
 Parts a, b and c also print where chainsum's time went (`chainsum.manager.PhaseTimes`, `phase_report.py`): the
 milliseconds per request in each phase of `prepare` and its share, the summarizer's own time apart; b times its
-session a second time with the profile on and prints both medians (what profiling itself costs).
+session a second time with the profile on and prints both medians (what profiling itself costs). Parts a, c and f
+print their model coverage beside their times (`phase_report.coverage_note` of the managers' events,
+``on_event=``): with the extractive summarizer, no model is configured, and the line says so.
 
 a. Replay: every corpus session is fed to a `ContextManager` one model request at a time (before each assistant
    message, the history so far plus the manager's earlier output), with the extractive summarizer: Claude Code
@@ -65,6 +67,7 @@ from chainsum.manager import (
     ContextManager,
     CountingSummarizer,
     ManagerConfig,
+    ManagerEvent,
     PhaseTimes,
     SummarizationEvent,
     SummarizationFailedEvent,
@@ -77,7 +80,7 @@ from chainsum.testing import corpora_root, iter_documents
 from chainsum.testing.chat_facts import memorybank_chats
 from chainsum.testing.sessions import chat
 from chainsum.tokens import HeuristicCounter
-from phase_report import phase_lines
+from phase_report import coverage_note, phase_lines
 
 _COMPANION = "You are an AI companion who remembers your earlier talks with the user."
 
@@ -112,6 +115,8 @@ class Tally:
     profile: PhaseTimes = field(default_factory=PhaseTimes)
     """Where chainsum's time went, phase by phase, over every request of the corpus."""
     summarizer_s: float = 0.0
+    events: list[ManagerEvent] = field(default_factory=list[ManagerEvent])
+    """The managers' events over the corpus: the model coverage printed beside the time."""
 
 
 def replay(messages: list[Message], window: int, provider: str, tally: Tally, strategy: str) -> None:
@@ -124,6 +129,7 @@ def replay(messages: list[Message], window: int, provider: str, tally: Tally, st
         provider=provider,
         archive=MemoryArchive(),
         profile=tally.profile,
+        on_event=tally.events.append,
     )
     report = replay_sync(messages, manager, counting=summarizer, check_valid=False)
     tally.summarizer_s += summarizer.seconds
@@ -158,7 +164,8 @@ def print_tally(name: str, window: int, t: Tally) -> None:
         f"compactions/session mean={statistics.mean(t.compactions):.2f} max={max(t.compactions)} "
         f"(with a summary: mean={statistics.mean(t.summaries):.2f} max={max(t.summaries)})  "
         f"depth-capped={t.depth_capped}  failures={t.failures}  over-window={t.over_window}  "
-        f"summarizer calls={t.summarizer_calls} input tokens={t.summarizer_tokens}  time={t.seconds:.1f}s"
+        f"summarizer calls={t.summarizer_calls} input tokens={t.summarizer_tokens}  time={t.seconds:.1f}s  "
+        f"{coverage_note(t.events)}"
     )
     print(phase_lines(t.profile, summarizer_s=t.summarizer_s))
 
@@ -240,6 +247,8 @@ class Fed:
     profile: PhaseTimes = field(default_factory=PhaseTimes)
     """Where chainsum's time went, phase by phase, over every request fed."""
     summarizer_s: float = 0.0
+    events: list[ManagerEvent] = field(default_factory=list[ManagerEvent])
+    """The managers' events over every request fed: the model coverage printed beside the time."""
     rows: list[tuple[int, bool, int, float]] = field(default_factory=list[tuple[int, bool, int, float]])
     """Per request: (index of its user message, applied a summarization, summarizer calls, seconds)."""
 
@@ -277,7 +286,11 @@ def feed_chat(
 
 
 def chat_manager(
-    window: int, counting: CountingSummarizer, config: ManagerConfig | None = None, profile: PhaseTimes | None = None
+    window: int,
+    counting: CountingSummarizer,
+    config: ManagerConfig | None = None,
+    profile: PhaseTimes | None = None,
+    events: list[ManagerEvent] | None = None,
 ) -> ContextManager:
     return ContextManager(
         config or ManagerConfig(),
@@ -285,13 +298,15 @@ def chat_manager(
         summarizers=[counting],
         archive=MemoryArchive(),
         profile=profile,
+        on_event=None if events is None else events.append,
     )
 
 
 def fed_line(fed: Fed) -> str:
     return (
         f"requests={fed.requests:>6}  over-window={fed.over_window} (target 0)  compactions={fed.compactions:>5}  "
-        f"summarizer calls={fed.calls:>5}  failures={fed.failures}  time={fed.seconds:.1f}s"
+        f"summarizer calls={fed.calls:>5}  failures={fed.failures}  time={fed.seconds:.1f}s  "
+        f"{coverage_note(fed.events)}"
     )
 
 
@@ -308,7 +323,9 @@ def bench_long_chat(n_messages: int, windows: list[int], mb_windows: list[int]) 
     for window in windows:
         counting = counting_summarizer()
         fed = Fed()
-        feed_chat(session.messages, chat_manager(window, counting, profile=fed.profile), counting, fed)
+        feed_chat(
+            session.messages, chat_manager(window, counting, profile=fed.profile, events=fed.events), counting, fed
+        )
         fed.summarizer_s += counting.seconds
         results[f"long chat {window // 1000}K"] = fed
         print(f"window={window:>6}  {fed_line(fed)}")
@@ -339,7 +356,7 @@ def bench_long_chat(n_messages: int, windows: list[int], mb_windows: list[int]) 
         fed = Fed()
         for messages in chats:
             counting = counting_summarizer()
-            feed_chat(messages, chat_manager(window, counting, profile=fed.profile), counting, fed)
+            feed_chat(messages, chat_manager(window, counting, profile=fed.profile, events=fed.events), counting, fed)
             fed.summarizer_s += counting.seconds
         results[f"memorybank {window // 1000}K"] = fed
         print(f"window={window:>6}  {fed_line(fed)}")
@@ -437,6 +454,7 @@ def bench_recall(n_chats: int, n_messages: int, share: float) -> None:
     questions = 0
     over = dict.fromkeys(modes, 0)
     windows: list[int] = []
+    events: list[ManagerEvent] = []
     started = time.perf_counter()
     for seed in range(1, n_chats + 1):
         session = chat(n_messages, seed=seed)
@@ -445,7 +463,7 @@ def bench_recall(n_chats: int, n_messages: int, share: float) -> None:
         questions += len(session.facts)
         for name, config in modes.items():
             counting = counting_summarizer()
-            manager = chat_manager(window, counting, config)
+            manager = chat_manager(window, counting, config, events=events)
             history = feed_chat(session.messages, manager, counting, Fed())
             for fact in session.facts:
                 history.append({"role": "user", "content": fact.question})
@@ -470,7 +488,7 @@ def bench_recall(n_chats: int, n_messages: int, share: float) -> None:
         ratio = f"{share_found / base:.2f}" if base else "n/a"
         over_w = str(over[name]) if name in over else "-"
         print(f"{name:<16} {f'{n}/{questions}':>9} {share_found:>7.2f} {ratio:>13} {over_w:>12}  {targets[name]}")
-    print(f"time={time.perf_counter() - started:.1f}s")
+    print(f"time={time.perf_counter() - started:.1f}s  {coverage_note(events)}")
 
 
 # main --------------------------------------------------------------------------------------------------------------

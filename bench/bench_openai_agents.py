@@ -27,7 +27,9 @@ requests, counted afterwards with `HeuristicCounter`), the largest request, requ
 with a function call or output left without its partner. Then the ratio chainsum / sdk-limit of the milliseconds
 per model call and of the input tokens, and where chainsum's time went: the phases of `ContextManager.prepare`
 (`chainsum.manager.PhaseTimes`, passed to the session as ``profile=``) in milliseconds per model call and their
-shares, the summarizer's own time apart, and the part of the time in chainsum they are.
+shares, the summarizer's own time apart, and the part of the time in chainsum they are. The target line carries
+chainsum's model coverage (`phase_report.coverage_note` of the manager's events, ``on_event=``): with the extractive
+summarizer, no model is configured, and it says so.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import asyncio
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agents import (
@@ -53,13 +55,13 @@ from agents import (
 
 import chainsum
 from chainsum.integrations.openai_agents import ChainsumInputFilter, ChainsumSession
-from chainsum.manager import CountingSummarizer, ManagerConfig, PhaseTimes
+from chainsum.manager import CountingSummarizer, ManagerConfig, ManagerEvent, PhaseTimes
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing import iter_documents
 from chainsum.testing.agent_script import AgentScript, concat_scripts, script_from_messages
 from chainsum.testing.openai_agents import ReplayModel, script_tools
 from chainsum.tokens import HeuristicCounter
-from phase_report import replay_breakdown, target_line
+from phase_report import coverage_note, replay_breakdown, target_line
 
 VARIANTS = ("sqlite", "sdk-limit", "chainsum")
 
@@ -107,6 +109,8 @@ class Result:
     profile: PhaseTimes | None = None
     """chainsum's `prepare` phases over the replay (chainsum only)."""
     summarizer_s: float = 0.0
+    events: list[ManagerEvent] = field(default_factory=list[ManagerEvent])
+    """chainsum's manager events over the replay (chainsum only): its model coverage."""
 
 
 def unpaired(items: list[TResponseInputItem]) -> bool:
@@ -134,6 +138,7 @@ def replay(script: AgentScript, variant: str, window: int, limit_items: int) -> 
     session: Session
     run_config = RunConfig(tracing_disabled=True)
     profile = PhaseTimes()
+    events: list[ManagerEvent] = []
     if variant == "sqlite":
         session = SQLiteSession("bench")
     elif variant == "sdk-limit":
@@ -147,6 +152,7 @@ def replay(script: AgentScript, variant: str, window: int, limit_items: int) -> 
             instructions=instructions,
             reserved_tokens=300,
             profile=profile,  # the session's manager, which its filter shares
+            on_event=events.append,
         )
         session = chainsum_session
         run_config = RunConfig(tracing_disabled=True, call_model_input_filter=TimedFilter(chainsum_session))
@@ -182,6 +188,7 @@ def replay(script: AgentScript, variant: str, window: int, limit_items: int) -> 
         unpaired=bad,
         profile=profile if profile.calls else None,
         summarizer_s=summarizer.seconds,
+        events=events,
     )
 
 
@@ -244,7 +251,7 @@ def main() -> None:
             f"chainsum / sdk-limit: {(c.seconds / c.calls) / (s.seconds / s.calls):.2f}x time per model call, "
             f"{c.input_tokens / s.input_tokens:.2f}x input tokens; requests over the window {c.over} vs {s.over}"
         )
-        print(target_line((c.seconds / c.calls) / (s.seconds / s.calls), "sdk-limit"))
+        print(target_line((c.seconds / c.calls) / (s.seconds / s.calls), "sdk-limit", coverage=coverage_note(c.events)))
         if c.profile is not None:
             print(
                 replay_breakdown(

@@ -34,7 +34,9 @@ for tau-bench), tool results a processor cut from their call (orphans, which pyd
 milliseconds per model call, of the processor's own milliseconds, and of the input tokens; and where chainsum's time
 went: the phases of `ContextManager.prepare` (`chainsum.manager.PhaseTimes`, passed as ``profile=``) in milliseconds
 per model call and their shares, the summarizer's own time apart, and the part of the processor's time they are
-(the rest is the integration's own: reading pydantic-ai messages, counting tools, writing its output).
+(the rest is the integration's own: reading pydantic-ai messages, counting tools, writing its output). The target
+line carries chainsum's model coverage (`phase_report.coverage_note` of the manager's events, ``on_event=``): with
+the extractive summarizer, no model is configured, and it says so.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import logging
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic_ai import Agent, RunContext
@@ -56,7 +58,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from chainsum.formats import load
 from chainsum.formats import pydantic_ai as wire
 from chainsum.integrations.pydantic_ai import ChainsumHistory
-from chainsum.manager import CountingSummarizer, PhaseTimes
+from chainsum.manager import CountingSummarizer, ManagerEvent, PhaseTimes
 from chainsum.messages import Message
 from chainsum.rules import validate
 from chainsum.store import MemoryArchive
@@ -64,7 +66,7 @@ from chainsum.summarize import ExtractiveSummarizer, render_transcript
 from chainsum.testing import iter_documents
 from chainsum.testing.pydantic_ai import INSTRUCTIONS, Replay, orphans, stand_ins
 from chainsum.tokens import HeuristicCounter
-from phase_report import replay_breakdown, target_line
+from phase_report import coverage_note, replay_breakdown, target_line
 
 VARIANTS = ("none", "keep-last", "docs-summarize", "chainsum")
 
@@ -95,6 +97,8 @@ class Result:
     profile: PhaseTimes | None = None
     """chainsum's `prepare` phases over the replay (chainsum only)."""
     summarizer_s: float = 0.0
+    events: list[ManagerEvent] = field(default_factory=list[ManagerEvent])
+    """chainsum's manager events over the replay (chainsum only): its model coverage."""
 
 
 def sessions(tau: int, tau_window: int, cc_window: int) -> list[Session]:
@@ -157,6 +161,7 @@ def run_variant(session: Session, variant: str, keep: int) -> Result:
     summarizer = CountingSummarizer(ExtractiveSummarizer(), counter)
     processor: Timed | None = None
     profile = PhaseTimes()
+    events: list[ManagerEvent] = []
     if variant == "chainsum":
         history = ChainsumHistory(
             context_window=session.window,
@@ -164,6 +169,7 @@ def run_variant(session: Session, variant: str, keep: int) -> Result:
             archive=MemoryArchive(),
             provider=session.provider,
             profile=profile,
+            on_event=events.append,
         )
         processor = Timed(history, takes_ctx=True)
     elif variant == "keep-last":
@@ -182,7 +188,7 @@ def run_variant(session: Session, variant: str, keep: int) -> Result:
     start = time.perf_counter()
     replay.run(agent)
     seconds = time.perf_counter() - start
-    result = Result(calls=len(replay.received), seconds=seconds)
+    result = Result(calls=len(replay.received), seconds=seconds, events=events)
     result.processor_seconds = processor.seconds if processor is not None else 0.0
     result.orphaned = processor.orphaned if processor is not None else 0
     result.processor_median = statistics.median(processor.each) if processor is not None else 0.0
@@ -251,7 +257,8 @@ def _print(session: Session, results: dict[str, Result]) -> None:
     )
     peers = {v: results[v].seconds / results[v].calls for v in ("keep-last", "docs-summarize")}
     fastest = min(peers, key=lambda v: peers[v])
-    print(target_line(c.seconds / c.calls / peers[fastest], fastest, what="wall time per model call"))
+    what = "wall time per model call"
+    print(target_line(c.seconds / c.calls / peers[fastest], fastest, what=what, coverage=coverage_note(c.events)))
     if c.profile is not None:
         print(
             replay_breakdown(

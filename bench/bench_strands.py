@@ -28,7 +28,9 @@ it, chainsum's request middleware; nested calls counted once; the best of ``--re
 their input tokens (`HeuristicCounter` of what the summarizer was given: chainsum's transcript; Strands' messages and
 prompt, sent to the model), and the wall time of the whole replay. Then, per chainsum manager, where its time went:
 the phases of `ContextManager.prepare` (`chainsum.manager.PhaseTimes`, passed to the manager as ``profile=``), wall
-clock, in milliseconds per answered model call and their shares, the summarizer's own time apart.
+clock, in milliseconds per answered model call and their shares, the summarizer's own time apart. Each chainsum
+target line carries its model coverage (`phase_report.coverage_note` of the manager's events, ``on_event=``): the
+scripted summarizer is a model to chainsum (not ``local``) and reads all it summarizes; the extractive one is none.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from strands import Agent
@@ -49,11 +51,11 @@ from strands.agent.conversation_manager import ConversationManager, SummarizingC
 
 from chainsum import ExtractiveSummarizer, Message, formats
 from chainsum.integrations.strands import ChainsumConversationManager
-from chainsum.manager import CountingSummarizer, PhaseTimes
+from chainsum.manager import CountingSummarizer, ManagerEvent, PhaseTimes
 from chainsum.testing import ScriptedSummarizer, iter_documents
 from chainsum.testing.strands import CannedModel, CannedRequest, Replay, replay_of
 from chainsum.tokens import HeuristicCounter
-from phase_report import phase_lines, target_line
+from phase_report import coverage_note, phase_lines, target_line
 
 COUNTER = HeuristicCounter()
 STOP_AFTER = 10
@@ -150,6 +152,8 @@ class Result:
     profile: PhaseTimes | None = None
     """chainsum's `prepare` phases over the run (chainsum's managers only)."""
     summarizer_s: float = 0.0
+    events: list[ManagerEvent] = field(default_factory=list[ManagerEvent])
+    """chainsum's manager events over the run (chainsum's managers only): its model coverage."""
 
     @property
     def per_call_us(self) -> float:
@@ -157,10 +161,10 @@ class Result:
 
 
 def make_manager(
-    kind: str, window: int, profile: PhaseTimes
+    kind: str, window: int, profile: PhaseTimes, events: list[ManagerEvent]
 ) -> tuple[ConversationManager, Timer, Callable[[CannedModel], tuple[int, int, float]]]:
-    """The manager (chainsum's filling `profile`), a timer wrapped around its entry points (before the agent
-    registers them), and how to read its summarizer calls, input tokens and seconds after the run."""
+    """The manager (chainsum's filling `profile` and `events`), a timer wrapped around its entry points (before the
+    agent registers them), and how to read its summarizer calls, input tokens and seconds after the run."""
     timer = Timer()
     if kind == "strands":
         cm = SummarizingConversationManager(proactive_compression=True)
@@ -174,7 +178,9 @@ def make_manager(
     else:
         inner = ScriptedSummarizer(default=lambda t: "Summary of the earlier conversation.")
         counting = CountingSummarizer(ExtractiveSummarizer() if kind == "chainsum-extractive" else inner, COUNTER)
-        chainsum = ChainsumConversationManager(context_window=window, summarizers=[counting], profile=profile)
+        chainsum = ChainsumConversationManager(
+            context_window=window, summarizers=[counting], profile=profile, on_event=events.append
+        )
         chainsum._before_model_call = timer.coroutine(chainsum._before_model_call)  # type: ignore[method-assign]
         chainsum._request = timer.sync(chainsum._request)  # type: ignore[method-assign]
         cm = chainsum
@@ -190,7 +196,8 @@ def make_manager(
 
 def run(replay: Replay, kind: str, window: int, system: str) -> Result:
     profile = PhaseTimes()
-    cm, timer, summaries = make_manager(kind, window, profile)
+    events: list[ManagerEvent] = []
+    cm, timer, summaries = make_manager(kind, window, profile, events)
     provider = Provider(window)
     model = replay.model(context_window_limit=window, overflow=provider, input_tokens=request_tokens)
     agent = Agent(
@@ -213,7 +220,9 @@ def run(replay: Replay, kind: str, window: int, system: str) -> Result:
     calls, tokens, summarizer_s = summaries(model)
     work = [r for r in model.requests if not r.is_summarization]
     answered = len(work) - provider.refused
-    result = Result(answered, provider.refused, failed, timer.seconds, provider.sent, calls, tokens, wall)
+    result = Result(
+        answered, provider.refused, failed, timer.seconds, provider.sent, calls, tokens, wall, events=events
+    )
     if profile.calls:
         result.profile, result.summarizer_s = profile, summarizer_s
     return result
@@ -273,7 +282,7 @@ def main() -> None:
         for kind in ("chainsum", "chainsum-extractive"):
             if base:
                 print(target_line(results[kind].per_call_us / base, "SummarizingConversationManager", ours=kind,
-                                  what="CPU time per call"))  # fmt: skip
+                                  what="CPU time per call", coverage=coverage_note(results[kind].events)))  # fmt: skip
         for kind, r in results.items():
             if r.profile is not None:
                 print(f"{kind}: where chainsum's time went (wall clock; the table's us/call is CPU time)")
