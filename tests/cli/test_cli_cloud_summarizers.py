@@ -55,6 +55,14 @@ def test_bedrock_prefix_through_aws_endpoint_url_bedrock_runtime(
     assert report["summarizer_calls"] == len(server.requests)
 
 
+def test_a_model_summarizer_reports_what_it_read(tmp_path: Path) -> None:
+    """The report and the summary line say what share of the summarized conversation the model read (issue 32)."""
+    with FakeLLMServer(default=FakeText(text=SUMMARY)) as server:
+        _, err, report = compact(tmp_path, "--summarizer", "gemini:gemini-2.5-flash", "--base-url", server.base_url)
+    assert report["model_coverage"] == 1.0
+    assert "summarizer call(s) (the model read 100.0 % of what it summarized)" in err
+
+
 def test_a_bare_bedrock_id_with_base_url(tmp_path: Path) -> None:
     with FakeLLMServer(default=FakeText(text=SUMMARY)) as server:
         compact(tmp_path, "--summarizer", "us.amazon.nova-micro-v1:0", "--base-url", server.base_url)

@@ -34,6 +34,7 @@ REPORT_KEYS = {
     "messages_summarized",
     "summarizer_calls",
     "summarizer_input_tokens",
+    "model_coverage",
     "seconds",
     "strategy",
     "valid",

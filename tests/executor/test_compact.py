@@ -136,6 +136,7 @@ def test_report_has_exactly_the_cli_keys() -> None:
         "messages_summarized",
         "summarizer_calls",
         "summarizer_input_tokens",
+        "model_coverage",
         "seconds",
         "strategy",
         "provider",
@@ -147,6 +148,24 @@ def test_report_has_exactly_the_cli_keys() -> None:
         "changes",
     }
     assert result.report()["strategy"] == "ratio" and result.report()["valid"] is True
+    assert result.model_coverage == 1.0  # a model summarizer (no ``local``) was shown every message whole
+
+
+def test_model_coverage_is_none_for_the_extractive_summarizer_and_counts_excerpts() -> None:
+    from chainsum.summarize import ExtractiveSummarizer
+
+    local = compact_sync(
+        chat_history(10), RatioStrategy(), summarizer=ExtractiveSummarizer(), counter=CharCounter(), provider="openai"
+    )
+    assert local.summarizer_calls and local.model_coverage is None
+    long = [{"role": "system", "content": "s"}] + [
+        {"role": r, "content": f"{i} " + "word " * 3000} for i in range(12) for r in ("user", "assistant")
+    ]
+    result = compact_sync(
+        long, RatioStrategy(), summarizer=fixed_summary, counter=CharCounter(), provider="openai",
+        max_summarizer_input_tokens=4000, max_chunks=2,
+    )  # fmt: skip
+    assert result.model_coverage is not None and result.model_coverage < 0.5  # two calls cannot show it all
 
 
 def test_progress_is_reported_per_step() -> None:

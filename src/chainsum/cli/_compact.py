@@ -232,7 +232,8 @@ def compact_cmd(
     )
     err.print(
         f"tokens {result.tokens_before} -> {result.tokens_after}{asked}, messages {result.messages_before} -> "
-        f"{result.messages_after}, {result.summarizer_calls} summarizer call(s), valid for {target}: {result.valid}"
+        f"{result.messages_after}, {result.summarizer_calls} summarizer call(s){_coverage(result.model_coverage)}, "
+        f"valid for {target}: {result.valid}"
     )
     write_json(compacted.document, output)
     problems: list[str] = []
@@ -248,3 +249,8 @@ def compact_cmd(
         print(f"chainsum: {problem}", file=sys.stderr)
     if problems:
         raise SystemExit(EXIT_PROBLEMS)
+
+
+def _coverage(share: float | None) -> str:
+    """`` (the model read 100.0 % of what it summarized)`` after the calls, when a model summarizer was called."""
+    return "" if share is None else f" (the model read {100 * share:.1f} % of what it summarized)"

@@ -27,7 +27,7 @@ from ..formats import as_messages
 from ..messages import Message, ToolResult
 from ..rules import get_profile, repair, validate
 from ..strategies import CLIP_MARKER, Plan, PlanContext, Strategy, clip_result, is_masked, widened_mask
-from ..summarize import SummarizerLike, parse_transcript_target
+from ..summarize import ReachMeter, SummarizerLike, parse_transcript_target, reaching
 from ..tokens import TokenCounter
 from ._apply import apply_plan
 from ._check import check_plan
@@ -173,43 +173,49 @@ async def compact(
     # planned for: a history filled to the budget would otherwise go over it by that much.
     added = 0 if budget is None else max(0, counter.count_messages(repair(current, provider).messages) - size)
     plan_budget = None if budget is None else max(1, budget - added)
-    for round_no in range(max_rounds):
-        ctx = PlanContext(
-            budget=plan_budget,
-            hard_limit=hard_limit,
-            counter=counter,
-            round=round_no,
-            depth=_depth(current),
-            max_depth=max_depth,
-            extra={"tokens_before": tokens_before},
-        )
-        plan = strategy.plan(current, ctx)
-        plans.append(plan)
-        logger.debug(
-            "strategy=<%s>, round=<%d>, steps=<%d> | planned: %s", strategy.name, round_no, len(plan.steps), plan.note
-        )
-        if not plan:
-            break
-        check_plan(plan, current, strategy.name)
-        rounds += 1
-        done = await apply_plan(run, plan, current, round_no, summary_role)
-        errors.extend(done.errors)
-        if not done.applied:
-            break  # every step failed: planning again would plan the same
-        new_size = counter.count_messages(done.messages)
-        if new_size >= size:
-            logger.debug(
-                "round=<%d>, tokens=<%d>, before=<%d> | round gained nothing; stopping", round_no, new_size, size
+    reach = ReachMeter()
+    with reaching(reach):  # what chunked summarization shows no summarizer (`CompactResult.model_coverage`)
+        for round_no in range(max_rounds):
+            ctx = PlanContext(
+                budget=plan_budget,
+                hard_limit=hard_limit,
+                counter=counter,
+                round=round_no,
+                depth=_depth(current),
+                max_depth=max_depth,
+                extra={"tokens_before": tokens_before},
             )
-            break
-        current, size = tuple(done.messages), new_size
-        logger.debug("round=<%d>, tokens=<%d>, budget=<%s> | round applied", round_no, size, budget)
-        summarized += done.summarized
-        undo.update((id(edited), (edited, before)) for edited, before in done.masked)
-        if budget is not None and (
-            size <= budget or counter.count_messages(repair(current, provider).messages) <= budget
-        ):
-            break  # what is sent is the provider-repaired history: when that fits, another round would only lose
+            plan = strategy.plan(current, ctx)
+            plans.append(plan)
+            logger.debug(
+                "strategy=<%s>, round=<%d>, steps=<%d> | planned: %s",
+                strategy.name,
+                round_no,
+                len(plan.steps),
+                plan.note,
+            )
+            if not plan:
+                break
+            check_plan(plan, current, strategy.name)
+            rounds += 1
+            done = await apply_plan(run, plan, current, round_no, summary_role)
+            errors.extend(done.errors)
+            if not done.applied:
+                break  # every step failed: planning again would plan the same
+            new_size = counter.count_messages(done.messages)
+            if new_size >= size:
+                logger.debug(
+                    "round=<%d>, tokens=<%d>, before=<%d> | round gained nothing; stopping", round_no, new_size, size
+                )
+                break
+            current, size = tuple(done.messages), new_size
+            logger.debug("round=<%d>, tokens=<%d>, budget=<%s> | round applied", round_no, size, budget)
+            summarized += done.summarized
+            undo.update((id(edited), (edited, before)) for edited, before in done.masked)
+            if budget is not None and (
+                size <= budget or counter.count_messages(repair(current, provider).messages) <= budget
+            ):
+                break  # what is sent is the provider-repaired history: when that fits, another round would only lose
     if budget is not None and undo and size < budget:
         current = refill(current, undo, counter, budget - size)
     finish = getattr(strategy, "finish", None)
@@ -236,6 +242,7 @@ async def compact(
         provider=provider,
         budget=budget,
         dry_run=dry_run,
+        model_coverage=run.coverage(reach.unread_chars) if not dry_run else None,
     )
     if dry_run:  # what would happen; the caller keeps its input
         result = replace(result, messages=original)

@@ -61,6 +61,10 @@ class CompactResult:
     budget: int | None = None
     """The budget asked for (None: the strategy's own target)."""
     dry_run: bool = False
+    model_coverage: float | None = None
+    """Of the conversation the summaries replaced, the share the summarizer read, when it calls a model (excerpts
+    of a span longer than the calls allowed count as not read); None for a model-free summarizer (``local = True``:
+    the extractive one), a dry run, or when nothing was summarized."""
 
     @property
     def valid(self) -> bool:
@@ -97,6 +101,7 @@ class CompactResult:
             "messages_summarized": self.messages_summarized,
             "summarizer_calls": self.summarizer_calls,
             "summarizer_input_tokens": self.summarizer_input_tokens,
+            "model_coverage": None if self.model_coverage is None else round(self.model_coverage, 6),
             "seconds": round(self.seconds, 3),
             "strategy": self.strategy,
             "provider": self.provider,

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from ..chain import contains_tool_call_reasoning, summary_messages
 from ..messages import Message, Part, Text, ToolResult
 from ..strategies import Summarize, SummarizePart, TranscriptCase
-from ..summarize import CountLines, SummarizerLike, call_summarizer, summarize_chunked
+from ..summarize import CountLines, SummarizerLike, call_summarizer, summarize_chunked, transcript_reach
 from ..tokens import HeuristicCounter, TokenCounter
 from ._excerpt import excerpt_text
 
@@ -41,6 +41,8 @@ class SummarizerRun:
         self.progress = progress
         self.semaphore = asyncio.Semaphore(concurrency)
         self.calls = 0
+        self.shown_chars = 0
+        """Characters of the conversation the summarizer was shown (`transcript_reach`), when it calls a model."""
         self.input_tokens = 0
         self.done = 0
         self.total = 0
@@ -71,10 +73,21 @@ class SummarizerRun:
                 self.total = self.calls  # a span needed more chunks than estimated
             self.input_tokens += self.counter.count_text(transcript)
             try:
-                return await call_summarizer(self.summarizer, transcript)
+                summary = await call_summarizer(self.summarizer, transcript)
+                if not getattr(self.summarizer, "local", False):
+                    self.shown_chars += transcript_reach(transcript) or 0
+                return summary
             finally:
                 self.done += 1
                 self._report()
+
+    def coverage(self, unread_chars: int) -> float | None:
+        """Of the conversation this run summarized, the share its summarizer read (`CompactResult.model_coverage`);
+        None for a model-free summarizer (``local = True``) or when nothing was summarized. `unread_chars`: what
+        chunked summarization showed no call (`chainsum.summarize.ReachMeter`)."""
+        if not self.shown_chars:
+            return None
+        return self.shown_chars / (self.shown_chars + unread_chars)
 
     async def summarize(
         self,
