@@ -16,6 +16,7 @@ from chainsum.formats import load
 from chainsum.messages import Message, Text, ToolCall, ToolResult
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize import render_transcript as render
+from chainsum.summarize._filler import HARNESS  # pyright: ignore[reportPrivateUsage]
 from chainsum.summarize._items import SAMPLE_HEAD, SAMPLE_TAIL  # pyright: ignore[reportPrivateUsage]
 from chainsum.summarize._render import all_ranked  # pyright: ignore[reportPrivateUsage]
 from chainsum.testing.coding import DIALECTS, coding_span, spans_of
@@ -42,7 +43,7 @@ def work(span: Sequence[Message]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"requests": [], "paths": [], "commands": [], "errors": []}
     for m in span:
         said = [p.text for p in m.parts if isinstance(p, Text) and not re.fullmatch(r"\[[^\]]*\]", p.text.strip())]
-        if m.role == "user" and said and "".join(said).strip():
+        if m.role == "user" and said and "".join(said).strip() and not said[0].lstrip().startswith(HARNESS):
             out["requests"].append(fold(" ".join(said))[:600])  # bracketed notes left out
         for call in m.tool_calls:
             args = cast("dict[str, Any]", json.loads(call.arguments))

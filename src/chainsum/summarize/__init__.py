@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._agent import error_lines, exit_status
 from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
+from ._filler import EXCERPT_TITLE, is_call_id, is_filler
 from ._items import TITLES as SECTION_TITLES
 from ._mapreduce import CountLines, approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
 from ._protocol import Summarizer, SummarizerLike, call_summarizer
@@ -22,6 +23,7 @@ from ._transcript import (
 from ._usage import SummarizerUsage, UsageMeter, metering, report_usage
 
 __all__ = [
+    "EXCERPT_TITLE",
     "SECTION_TITLES",
     "TRANSCRIPT_INSTRUCTIONS",
     "CountLines",
@@ -42,6 +44,8 @@ __all__ = [
     "clip_body",
     "error_lines",
     "exit_status",
+    "is_call_id",
+    "is_filler",
     "key_identifiers",
     "metering",
     "parse_structured_summary",

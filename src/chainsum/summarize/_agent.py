@@ -188,6 +188,8 @@ class AgentFacts:
     errors: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
     coded: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
     """Lines naming an error code in outputs that did not fail (`_CODE`): they weigh less than a failure's."""
+    answered: set[str] = field(default_factory=set[str])
+    """The call ids the span's results name (with `calls`' keys: every tool-call id of the span, never an item)."""
 
     def call(self, name: str, call_id: str, arguments: str, at: int) -> None:
         """A ``[tool call: ...]`` line (its arguments may go on over the next lines: `patch_line`)."""
@@ -247,6 +249,7 @@ class AgentFacts:
 
     def result(self, call_id: str, flagged: bool, lines: Sequence[str], where: int) -> None:
         """The lines of one tool result (its head line excluded), `where` the index of its first line."""
+        self.answered.add(call_id)
         call = self.calls.get(call_id)
         kind = call.kind if call is not None else "other"
         status = exit_status(lines)
@@ -324,6 +327,11 @@ class AgentFacts:
         else:
             entry[0] += 1
             entry[2] = at
+
+    @property
+    def call_ids(self) -> set[str]:
+        """Every tool-call id the span's call and result lines name."""
+        return {*self.calls, *self.answered} - {""}
 
     @property
     def coding(self) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from ..tokens import HeuristicCounter
 from ._agent import AgentFacts, call_head, result_head
 from ._chat import digest, names, sentences, split_tag
+from ._filler import EXCERPT_TITLE, HARNESS, is_call_id
 from ._identifiers import WINDOW
 from ._items import BY_TITLE, Collector, Extraction, Section, sampled_lines
 from ._transcript import parse_transcript
@@ -33,11 +34,17 @@ _LISTED_WEIGHT = _USER_WEIGHT
 _COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
 _OWN_LINE = re.compile(
     r"^(?:\(\d{1,12} more (?:items )?left out(?: for length)?\)"
-    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\."
+    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\.|No text content\."
     r"|\d{1,12} earlier message\(s\) were moved to the archive without a summary\.)$"
 )
 """The lines a summary of ours writes about itself (its header, what it left out, the header of the note standing
 for messages archived without one): never content ("message" was listed as an identifier of a chat's record)."""
+_QUOTED_ROLE = re.compile(r"^\[(?:user|assistant|tool|system)\] ")
+"""The role an excerpt's quoted message opens with."""
+_CUT = re.compile(r"^\[\.\.\. \d{1,12} characters left out \.\.\.\]$")
+"""The line an excerpt of a long message puts where it cut (`chainsum.summarize.clip_body`)."""
+_JSONISH = re.compile(r'"\s?[:,}\]]|[}\]]$')
+"""What the tail of JSON arguments holds (``"}``, ``",``, ``":``, a closing brace at its end), and prose rarely."""
 _HEADER_COUNT = re.compile(r"^State snapshot \(extractive\) of (\d{1,12}) message\(s\)\.$", re.MULTILINE)
 _CUES = re.compile(
     r"\b(?:decided|decide|decision|chose|choose|will|going to|should|must|instead|because|so that|therefore|"
@@ -69,7 +76,7 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
     for block in blocks:
         lines = block.body.split("\n")  # what `lines_of` yields, all at once (in C: it is read whole here)
         if block.role == "summary":
-            listed = _summary_lines(out, lines, where)
+            listed = _summary_lines(out, agent, lines, where)
             for offset, line in enumerate(lines):
                 if offset not in listed and not _OWN_LINE.match(line):
                     out.identifiers(line, where + offset, quotes=True)
@@ -85,7 +92,8 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
                         out.identifiers(tag, at, quotes=False, weight=1)
                 code_like = line.startswith(("[tool call: ", "{", "[")) or (prose is not None and offset not in prose)
                 if code_like:
-                    out.identifiers(line, at, quotes=False, weight=1)
+                    head = call_head(line)  # a call's arguments, not its head: the id pairing it is no identifier
+                    out.identifiers(line if head is None else line[head[2] :], at, quotes=False, weight=1)
                     continue
                 # what a person states weighs most: a chat comes back to the user's names, dates and numbers
                 weight = _USER_WEIGHT if block.role == "user" else 3
@@ -97,7 +105,8 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
                     out.add("actions", line, at)
                 if _PROSE_ERROR.search(line[:WINDOW]) is not None:
                     out.add("errors", line if block.role == "assistant" else f"({block.role}) {line}", at)
-            if block.role == "user" or block.section == "context":
+            if (block.role == "user" or block.section == "context") and not block.body.lstrip().startswith(HARNESS):
+                # a harness's notice (a task notification, a reminder) is no request: its identifiers count above
                 text, facts = digest(lines)
                 out.add("requests", text, where, 1 + facts)
             elif prose is not None:
@@ -109,6 +118,9 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
         int(m.group(1)) if b.role == "summary" and (m := _HEADER_COUNT.search(b.body, 0, 200)) else 1 for b in blocks
     )
     result = out.result(stood_for)
+    known = agent.call_ids
+    ids = tuple(i for i in result.sections["identifiers"] if not is_call_id(i.text, known))
+    result = replace(result, sections={**result.sections, "identifiers": ids})
     # Earlier summaries being consolidated do not count: a consolidation is not asked to shrink by `ratio`.
     return replace(
         result,
@@ -124,6 +136,7 @@ def _calls(agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
     a call's arguments going on over the next lines, not a placeholder)."""
     prose: set[int] = set()
     in_call = False
+    after_cut = False
     for offset, line in enumerate(lines):
         head = call_head(line)
         if head is not None:
@@ -132,8 +145,11 @@ def _calls(agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
             in_call = True
         elif in_call and not line.startswith("[reasoning] "):
             agent.patch_line(line, where + offset)
+        elif after_cut and _JSONISH.search(line[:WINDOW]) is not None:
+            pass  # the tail of a call's arguments an excerpt cut from its head (``rs.ex","offset":90}``)
         elif not ((line.startswith("[") and line.endswith("]")) or line.startswith(("{", '"'))):
             prose.add(offset)  # not a placeholder, nor arguments an excerpt cut from their call
+        after_cut = _CUT.match(line) is not None
     return prose
 
 
@@ -178,9 +194,14 @@ def _tool_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], where: 
         agent.result(current[0], current[1], lines[current[2] :], where + current[2])
 
 
-def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> set[int]:
+def _summary_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
     """A partial summary: read our own section format back; other lines are treated as assistant prose. Returns
-    the offsets of the lines it read as listed identifiers.
+    the offsets of the lines it read as listed identifiers or as its excerpt.
+
+    An excerpt (the lines after `EXCERPT_TITLE`: messages quoted in part, ``[role] body``) is read as what it
+    quotes: its tool calls as calls (the commands and files they name), the rest for identifiers only, as tool
+    output is (never a decision or a request: read as prose, the tail of a cut JSON argument, ``for dialyzer
+    config"}``, was listed as a decision and its keys, ``"offset"``, as identifiers).
 
     A listed identifier keeps its place: it weighs what a person's mention does (`_LISTED_WEIGHT`), and the first
     listed reads as the most recent of them, so a summary folding this one in ranks them in the order it listed
@@ -190,7 +211,17 @@ def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> set[int]
     section: Section | None = None
     prose: list[tuple[int, str]] = []
     listed: list[tuple[int, str]] = []
+    quoted: set[int] = set()
     for offset, line in enumerate(lines):
+        if quoted or line == EXCERPT_TITLE:
+            quoted.add(offset)
+            body = _QUOTED_ROLE.sub("", line, count=1)
+            head = call_head(body)
+            if head is not None:
+                agent.call(head[0], head[1], body[head[2] :], where + offset)
+                body = body[head[2] :]
+            out.identifiers(body, where + offset, quotes=False, phrases=False)
+            continue
         heading = BY_TITLE.get(line.strip().lower())
         if heading is not None:
             section = heading
@@ -212,4 +243,4 @@ def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> set[int]
     for (offset, _), (_, text) in zip(listed, reversed(listed), strict=True):  # the first listed as the newest
         out.add("identifiers", text, where + offset, _LISTED_WEIGHT)
     _assistant_lines(out, prose, where)
-    return {offset for offset, _ in listed}
+    return {offset for offset, _ in listed} | quoted

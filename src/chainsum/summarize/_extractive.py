@@ -170,7 +170,11 @@ class ExtractiveSummarizer:
         fixed = count(render(extraction, nothing))
         room = max(0, target - fixed)
         needs = _needs(ranked, others)  # the same for every room tried below
-        prose_need = count(render(extraction, {**nothing, **self._prose(ranked, others, 10**9, shares, needs)})) - fixed
+        work = extraction.agent
+        prose_need = (
+            count(render(extraction, {**nothing, **self._prose(ranked, others, 10**9, shares, needs, work_first=work)}))
+            - fixed
+        )
         ids_tokens = min(room, max(int(room * self._id_share(extraction)), room - prose_need))
         listed = identifier_prefix(ranked["identifiers"], 10**9)
 
@@ -195,7 +199,8 @@ class ExtractiveSummarizer:
         while low < high:
             middle = (low + high + 1) // 2
             texts[middle] = render(
-                extraction, {**chosen, **self._prose(ranked, others, ladder(PROSE_BASE, middle), shares, needs)}
+                extraction,
+                {**chosen, **self._prose(ranked, others, ladder(PROSE_BASE, middle), shares, needs, work_first=work)},
             )
             if count(texts[middle]) <= target and len(texts[middle]) <= cap:
                 low = middle
@@ -287,7 +292,9 @@ class ExtractiveSummarizer:
         if "identifiers" in needs:
             keep = identifier_prefix(ranked["identifiers"], ids_room - len(TITLES["identifiers"]) - 2)
             chosen["identifiers"] = (keep, len(ranked["identifiers"]) - len(keep))
-        chosen.update(self._prose(ranked, others, budget - ids_room, self._shares(extraction)))
+        chosen.update(
+            self._prose(ranked, others, budget - ids_room, self._shares(extraction), work_first=extraction.agent)
+        )
         return {name: chosen[name] for name in present}
 
     def _prose(
@@ -297,12 +304,19 @@ class ExtractiveSummarizer:
         room: int,
         shares: Mapping[Section, float],
         needs: Mapping[Section, int] | None = None,
+        *,
+        work_first: bool = False,
     ) -> dict[Section, tuple[list[Item], int]]:
         """The items of the sections other than the identifiers within `room` characters: the requests first (what
         they need, up to half the room: a summary that drops what the user asked for or stated keeps the least
         useful part), then water-filling by `shares` (small sections take what they need), each a prefix of its
         ranking whose next item is cut to the room left, so a section grows smoothly as the room does. `needs`:
-        `_needs(ranked, others)`, when the caller tries several rooms."""
+        `_needs(ranked, others)`, when the caller tries several rooms.
+
+        `work_first` (an agent's span): after the requests, the actions take what they need up to two thirds of the
+        room left, each command cut to its part with its outcome kept, before the other sections share the rest: a
+        record of an agent's span names every command it ran and how each ended before any decision or name (a
+        record of 8 messages that said only one clipped command line had left its room to a name and a sentence)."""
         if needs is None:
             needs = _needs(ranked, others)
         left = room
@@ -312,6 +326,10 @@ class ExtractiveSummarizer:
             allowance["requests"] = min(needs["requests"], max(0, room // 2))
             left -= allowance["requests"]
             rest.remove("requests")
+        if work_first and "actions" in needs:
+            allowance["actions"] = min(needs["actions"], max(0, left * 2 // 3))
+            left -= allowance["actions"]
+            rest.remove("actions")
         share_left = sum(shares.get(n, 0.0) for n in rest)
         for name in sorted(rest, key=lambda n: (needs[n], SECTIONS.index(n))):  # water-filling
             fair = int(left * (shares.get(name, 0.0) / share_left)) if share_left > 0 else 0
@@ -346,6 +364,8 @@ class ExtractiveSummarizer:
                 # an agent's commands and errors in too little room: each cut to its part, what says how it ended
                 # kept (a command's outcome, an error's line after the command it names)
                 least = 2 * MIN_SHORTENED + (_LABEL_CHARS + 3 if name == "errors" else 0)
+                if work_first and name == "actions":
+                    least = MIN_SHORTENED  # every command named, however short its part: "$ mix test te... (exit 1)"
                 part = max(least, (allowance[name] - used) // len(items) - 8)
                 items = [i if len(i.text) <= part else replace(i, text=_shortened(i.text, part)) for i in items]
             for item in items:

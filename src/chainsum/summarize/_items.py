@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from ._filler import is_filler
 from ._identifiers import CACHED_WINDOW, PLAIN_WORD, WINDOW, cached_scan, scan_window
 
 __all__ = [
@@ -117,8 +118,8 @@ class Collector:
             text = _WS.sub(" ", text).strip()
         if len(text) > self.max_item_chars:
             text = text[: self.max_item_chars - 3].rstrip() + "..."
-        if len(text) < 2:
-            return
+        if len(text) < 2 or (section != "identifiers" and is_filler(text)):
+            return  # a placeholder, "No text content.": it says nothing (`_filler`)
         stats = self.seen[section].get(text)
         if stats is None:
             self.seen[section][text] = [1, where, where, weight]
@@ -130,6 +131,8 @@ class Collector:
     def put(self, section: Section, item: Item) -> None:
         """An item made elsewhere (the agent facts, `_agent`), counted as it comes; its text is cut like `add`'s."""
         text = item.text if len(item.text) <= self.max_item_chars else item.text[: self.max_item_chars - 3] + "..."
+        if is_filler(text):
+            return
         self.seen[section][text] = [item.count, item.first, item.last, item.weight]
 
     def identifiers(self, line: str, where: int, *, quotes: bool, phrases: bool = True, weight: int = 1) -> None:
