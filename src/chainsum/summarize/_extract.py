@@ -16,9 +16,9 @@ from dataclasses import replace
 from ..tokens import HeuristicCounter
 from ._agent import AgentFacts, call_head, result_head
 from ._chat import digest, names, sentences, split_tag
-from ._filler import EXCERPT_TITLE, HARNESS, is_call_id
+from ._filler import CHECKED_TITLE, EXCERPT_TITLE, HARNESS, is_call_id
 from ._identifiers import WINDOW
-from ._items import BY_TITLE, Collector, Extraction, Section, sampled_lines
+from ._items import BY_TITLE, ROOT_PATTERN, Collector, Extraction, Section, sampled_lines
 from ._transcript import parse_transcript
 
 __all__ = ["COUNTER", "extract"]
@@ -34,8 +34,9 @@ _LISTED_WEIGHT = _USER_WEIGHT
 _COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
 _OWN_LINE = re.compile(
     r"^(?:\(\d{1,12} more (?:items )?left out(?: for length)?\)"
-    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\.|No text content\."
-    r"|\d{1,12} earlier message\(s\) were moved to the archive without a summary\.)$"
+    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\.|No text content\.|"
+    + re.escape(CHECKED_TITLE)
+    + r"|\d{1,12} earlier message\(s\) were moved to the archive without a summary\.)$"
 )
 """The lines a summary of ours writes about itself (its header, what it left out, the header of the note standing
 for messages archived without one): never content ("message" was listed as an identifier of a chat's record)."""
@@ -52,6 +53,18 @@ _CUES = re.compile(
     r"removed|changed|updated|renamed|created|replaced|switched|use|using|plan|next|done|works|passes|agreed)\b",
     re.IGNORECASE,
 )
+_NARRATION = re.compile(
+    r"^(?:(?:now|next|ok|okay|good|great|perfect|first|then|also|so)[,.!]? )?(?:let me|let's|i'll|i will|i need to|"
+    r"i'm going to|i am going to|i should|i want to)\b",
+    re.IGNORECASE,
+)
+"""How an agent's narration of its next call begins ("Now let me read the router.")."""
+_STRONG_CUES = re.compile(
+    r"\b(?:because|since|instead|root cause|the cause|caused by|therefore|so that|decided|conclusion|concluded|"
+    r"turns out|the issue is|the problem is|the fix is|fixed|resolved|solved)\b",
+    re.IGNORECASE,
+)
+"""What makes a narrated step a decision after all: a reason, a diagnosis, a conclusion."""
 _PROSE_ERROR = re.compile(
     r"(?<!\b0 )(?<!\bno )\b(?:\w+(?:Error|Exception)\b|(?i:error:|errors:|traceback|failed|failure|fatal|panic|"
     r"denied|refused|not found|timed out|segmentation fault|crash(?:ed|es)?|"
@@ -110,9 +123,10 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
                 text, facts = digest(lines)
                 out.add("requests", text, where, 1 + facts)
             elif prose is not None:
-                _assistant_lines(out, [(where + i, lines[i]) for i in sorted(prose)], where)
+                acting = len(prose) < len(lines) and any(call_head(line) for line in lines)
+                _assistant_lines(out, [(where + i, lines[i]) for i in sorted(prose)], where, acting=acting)
         where += len(lines)
-    agent.emit(out)
+    root = agent.emit(out)
     # A partial summary being consolidated stands for the messages its header counts, not for one.
     stood_for = sum(
         int(m.group(1)) if b.role == "summary" and (m := _HEADER_COUNT.search(b.body, 0, 200)) else 1 for b in blocks
@@ -128,6 +142,7 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
         summary_chars=sum(len(b.body) for b in blocks if b.role == "summary"),
         read_tokens=COUNTER.count_joined([b.body for b in blocks], "\n"),  # bodies counted before: not read again
         agent=agent.coding or bool(result.sections["files"]),
+        root=root,
     )
 
 
@@ -153,13 +168,21 @@ def _calls(agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
     return prose
 
 
-def _assistant_lines(out: Collector, lines: Sequence[tuple[int, str]], where: int) -> None:
-    """Decisions: the sentences with a decision cue, else the last sentence of the message."""
+def _assistant_lines(out: Collector, lines: Sequence[tuple[int, str]], where: int, *, acting: bool = False) -> None:
+    """Decisions: the sentences with a decision cue, else the last sentence of the message.
+
+    `acting`: the message makes tool calls. An agent narrates each call ("Let me check the config.", "Now let me
+    run the tests."): such a sentence says what the call does, which the actions and files list already, and is no
+    decision unless it gives a reason or a conclusion (`_STRONG_CUES`). In a Claude Code session they were most of
+    the decisions listed, and took the room of the code written and the names the work came back to."""
     found = False
     last_sentence, last_at = "", where
     for at, line in lines:
         text = line[len("[reasoning] ") :] if line.startswith("[reasoning] ") else line
         for sentence in sentences(text):
+            narration = acting and _NARRATION.match(sentence) is not None
+            if narration and not _STRONG_CUES.search(sentence[:WINDOW]):
+                continue
             last_sentence, last_at = sentence, at
             if _CUES.search(sentence[:WINDOW]):
                 out.add("decisions", sentence, at)
@@ -212,6 +235,7 @@ def _summary_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], wher
     prose: list[tuple[int, str]] = []
     listed: list[tuple[int, str]] = []
     quoted: set[int] = set()
+    files: list[tuple[int, str]] = []
     for offset, line in enumerate(lines):
         if quoted or line == EXCERPT_TITLE:
             quoted.add(offset)
@@ -223,10 +247,16 @@ def _summary_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], wher
             out.identifiers(body, where + offset, quotes=False, phrases=False)
             continue
         heading = BY_TITLE.get(line.strip().lower())
+        rooted = ROOT_PATTERN.match(line) if section == "files" else None
         if heading is not None:
             section = heading
+        elif rooted is not None:  # the directory the files listed above are named relative to
+            root = rooted.group(1)
+            files = [(at, text if text.startswith("/") else f"{root}/{text}") for at, text in files]
         elif section == "identifiers" and line.startswith("- "):
             listed.append((offset, line[2:]))
+        elif section == "files" and line.startswith("- "):
+            files.append((where + offset, _COUNT_SUFFIX.sub("", line[2:])))
         elif section is not None and line.startswith("- "):
             text = _COUNT_SUFFIX.sub("", line[2:])
             out.add(section, text, where + offset, 2 if section == "files" and not text.endswith("(read)") else 1)
@@ -240,6 +270,8 @@ def _summary_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], wher
             prose.append((where + offset, line))
             if _PROSE_ERROR.search(line[:WINDOW]):
                 out.add("errors", line, where + offset)
+    for at, text in files:
+        agent.listed_file(text, at)
     for (offset, _), (_, text) in zip(listed, reversed(listed), strict=True):  # the first listed as the newest
         out.add("identifiers", text, where + offset, _LISTED_WEIGHT)
     _assistant_lines(out, prose, where)

@@ -21,7 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Container
 
-__all__ = ["CALL_ID", "EXCERPT_TITLE", "FILLER", "HARNESS", "is_call_id", "is_filler"]
+__all__ = ["CALL_ID", "CHECKED_TITLE", "EXCERPT_TITLE", "FILLER", "HARNESS", "is_call_id", "is_filler"]
+
+CHECKED_TITLE = "Checked against the summarized messages, not said above:"
+"""The line before what `chainsum.summarize.check_summary` appends to a model's summary: no content of its own."""
 
 EXCERPT_TITLE = "The last messages it covers, verbatim in part:"
 """The line before the excerpt a record block may carry after its summary (``chainsum.executor``): what follows it
