@@ -60,6 +60,16 @@ def work(span: Sequence[Message]) -> dict[str, list[str]]:
     return out
 
 
+_ROOT = re.compile(r"\(paths relative to (\S+)/\)")
+
+
+def _named(path: str, summary: str) -> bool:
+    """`path` is in `summary`, whole or relative to a directory a line of it names (``(paths relative to R/)``)."""
+    if path in summary:
+        return True
+    return any(path.startswith(r + "/") and path[len(r) + 1 :] in summary for r in _ROOT.findall(summary))
+
+
 @pytest.fixture(scope="module")
 def claude_spans() -> list[list[Message]]:
     doc = document(CLAUDE)
@@ -77,6 +87,8 @@ def test_every_span_of_a_claude_code_session_names_its_requests_files_commands_a
                 if kind == "requests":  # its first words, or (a greeting or boilerplate left out) a later sentence's
                     heads = [x[:30] for x in re.split(r"(?<=[.!?]) ", item)]
                     assert any(head in summary for head in heads), item
+                elif kind == "paths":  # named relative to the directory the files share, when they do
+                    assert _named(item, summary), (kind, item)
                 else:
                     assert item in summary, (kind, item)
                 named[kind] += 1

@@ -191,3 +191,17 @@ def test_no_record_of_a_generated_chain_holds_a_call_id(sections: int, calls: in
     budget = max(150, COUNTER.count_messages(messages) // 3)
     result = compact_sync(messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=COUNTER, budget=budget)
     _check_records(result.messages, _ids(messages))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), dialect=st.sampled_from(DIALECTS), target=st.integers(150, 800))
+def test_every_record_of_a_generated_agent_span_names_its_commands_and_their_outcome(
+    seed: int, dialect: str, target: int
+) -> None:
+    span = coding_span(seed, dialect=dialect)  # type: ignore[arg-type]
+    summary = ExtractiveSummarizer().summarize_text(render_transcript(list(span.messages), "ai", target_tokens=target))
+    actions = [item for item in _items(summary) if item.startswith("$ ")]
+    for command in span.commands:
+        listed = [a for a in actions if a.startswith("$ " + command[:12])]
+        assert listed, (command, summary)
+        assert all(re.search(r"\((?:exit -?\d+|done|failed)(?:, [^()]+)?\)$", a) for a in listed), listed

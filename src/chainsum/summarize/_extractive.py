@@ -334,14 +334,20 @@ class ExtractiveSummarizer:
             allowance["requests"] = min(needs["requests"], max(0, room // 2))
             left -= allowance["requests"]
             rest.remove("requests")
+        # a room too small for one request keeps what its shortest cut needs for it (the pooling below gives it)
+        reserve = 0
+        if "requests" in needs:
+            first = len(TITLES["requests"]) + 2 + min(cost(ranked["requests"][0]), 8 + MIN_SHORTENED)
+            reserve = max(0, min(needs["requests"], first) - allowance["requests"])
+        work = max(0, left - reserve)
         if work_first and "files" in needs:  # which files were read and written: short, and what work returns to
-            allowance["files"] = min(needs["files"], max(0, left // 4))
-            left -= allowance["files"]
+            allowance["files"] = min(needs["files"], work // 4)
+            left, work = left - allowance["files"], work - allowance["files"]
             rest.remove("files")
         if work_first and "actions" in needs:
             # a third of what is left, or as much as listing every action at its shortest needs
             shortest = len(TITLES["actions"]) + 2 + len(ranked["actions"]) * (MIN_SHORTENED + 4)
-            allowance["actions"] = min(needs["actions"], max(0, left // 3, min(left, shortest)))
+            allowance["actions"] = min(needs["actions"], max(work // 3, min(work, shortest)))
             left -= allowance["actions"]
             rest.remove("actions")
         share_left = sum(shares.get(n, 0.0) for n in rest)
