@@ -205,3 +205,34 @@ def test_every_record_of_a_generated_agent_span_names_its_commands_and_their_out
         listed = [a for a in actions if a.startswith("$ " + command[:12])]
         assert listed, (command, summary)
         assert all(re.search(r"\((?:exit -?\d+|done|failed)(?:, [^()]+)?\)$", a) for a in listed), listed
+
+
+def _replayed(seed: int, spans: int) -> list[Message]:
+    """A generated session as an agent replaying its `AgentScript` sends it: the script's own fillers included
+    (``(no output recorded)``, ``(empty output)``, a closing ``(done)`` turn), call ids of the replaying SDK."""
+    from chainsum.testing.agent_script import DONE, EMPTY_OUTPUT, NO_OUTPUT, script_from_messages
+
+    script = script_from_messages(_session(seed, spans), label="generated")
+    out: list[Message] = []
+    n = 0
+    for run in script.runs:
+        out.append(Message.of("user", run.user))
+        for turn in run.turns:
+            calls = []
+            for step in turn.calls:
+                n += 1
+                calls.append(ToolCall(id=f"call_{n:03d}abcdefghijklmno", name=step.name, arguments=step.arguments))
+            out.append(Message(role="assistant", parts=(Text(text=turn.text or DONE), *calls)))
+            for k, call in enumerate(calls):
+                output = (NO_OUTPUT, EMPTY_OUTPUT, turn.calls[k].output)[(n + k) % 3]
+                out.append(Message(role="tool", parts=(ToolResult(call_id=call.id, content=output),)))
+    return out
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 5_000), spans=st.integers(2, 6), share=st.floats(0.05, 0.5))
+def test_no_record_of_a_replayed_agent_script_holds_a_call_id_or_filler(seed: int, spans: int, share: float) -> None:
+    messages = _replayed(seed, spans)
+    budget = max(200, int(COUNTER.count_messages(messages) * share))
+    result = compact_sync(messages, AutoStrategy(), summarizer=ExtractiveSummarizer(), counter=COUNTER, budget=budget)
+    _check_records(result.messages, _ids(messages))

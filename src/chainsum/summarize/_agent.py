@@ -12,6 +12,8 @@ tool, and its exit status is a line of text). So the calls are read as calls, in
   ``apply_patch`` (the ``*** Add|Update|Delete File:`` headers of the patch, in the arguments or on the lines after
   the call), and any tool's ``path``, ``file``, ``filename`` or ``paths``; the verb from the tool's name;
 - searches: ``Glob``/``Grep`` and the like (their pattern, and where);
+- code written: the first `_CHANGED_LINES` lines each edit adds (an ``Edit``'s ``new_string`` lines its
+  ``old_string`` lacks, a ``Write``'s ``content``, a ``MultiEdit``'s edits, a patch's ``+`` lines);
 - outcomes, from the result answering the call (matched by call id): the exit status (``Exit code 1``,
   ``Exit code: 1``, ``"exit_code": 1``, ``Process exited with code 1``), the result's error flag, and the error
   lines of a failed command's output (``Error``, ``error:``, ``Traceback``, ``FAILED``, ``panic``, ...), at most

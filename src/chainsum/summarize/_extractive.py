@@ -7,9 +7,11 @@ path, command and measured number the decisions rest on. So this summarizer is a
 - what the user asked for (each request, shortened, with the sentences that state facts: `_chat`),
 - the assistant's decisions and conclusions (sentences with decision cues; else the last sentence of a message),
 - the actions taken: commands run with their outcome (exit status), searches, other tool calls (`_agent`),
-- the files read and written (`_agent`),
+- the files read and written (`_agent`), named relative to the directory they share, and the code an agent wrote
+  (the first lines each edit added),
 - errors seen (the error lines of failed commands and flagged tool results; errors people and assistants name),
-- every identifier it can find (`_identifiers`): paths, URLs, emails, names, ids, hashes, codes, versions, numbers.
+- every identifier it can find (`_identifiers`): paths, URLs, emails, names, ids, hashes, codes, versions, numbers;
+  never transcript filler nor a tool-call id (`_filler`).
 
 The modules: `_identifiers` (patterns and scanning), `_items` (items and their collector), `_chat` and `_agent`
 (the facts of a chat and of an agent span), `_extract` (the pass over a transcript), `_render` (ranking and text);
@@ -17,9 +19,9 @@ this one holds the budget: how the room a summary is given is shared between the
 
 Over budget, the identifiers come first in a chat (`ExtractiveSummarizer.identifier_share`), as a prefix of their
 ranking, so a longer summary lists every identifier a shorter one did; in an agent's span the work comes first
-(`agent_identifier_share`, `agent_shares`): a list of names says less than which files were changed and which
-command failed with what error. Narrative sections are printed in conversation order. A length asked for is
-measured with the default counter. Linear time: `Extraction.scanned` counts the characters matched over, which the
+(`agent_identifier_share`, `agent_shares`: the requests, the files and every command before the rest): a list of
+names says less than which files were changed and which command failed with what error. Narrative sections are
+printed in conversation order. A length asked for is measured with the default counter. Linear time: `Extraction.scanned` counts the characters matched over, which the
 tests use to check linearity without timing anything.
 
 Consolidation (merging partial summaries) works too: a ``summary`` block written in this package's own format is
