@@ -21,8 +21,9 @@ Over budget, the identifiers come first in a chat (`ExtractiveSummarizer.identif
 ranking, so a longer summary lists every identifier a shorter one did; in an agent's span the work comes first
 (`agent_identifier_share`, `agent_shares`: the requests, the files and every command before the rest): a list of
 names says less than which files were changed and which command failed with what error. Narrative sections are
-printed in conversation order. A length asked for is measured with the default counter. Linear time: `Extraction.scanned` counts the characters matched over, which the
-tests use to check linearity without timing anything.
+printed in conversation order. A length asked for is measured with the default counter. Linear time:
+`Extraction.scanned` counts the characters matched over, which the tests use to check linearity without timing
+anything.
 
 Consolidation (merging partial summaries) works too: a ``summary`` block written in this package's own format is
 read section by section, so items survive every level of map-reduce.
