@@ -16,6 +16,7 @@ from chainsum.formats import load
 from chainsum.messages import Message, Text, ToolCall, ToolResult
 from chainsum.summarize import ExtractiveSummarizer
 from chainsum.summarize import render_transcript as render
+from chainsum.summarize._filler import HARNESS  # pyright: ignore[reportPrivateUsage]
 from chainsum.summarize._items import SAMPLE_HEAD, SAMPLE_TAIL  # pyright: ignore[reportPrivateUsage]
 from chainsum.summarize._render import all_ranked  # pyright: ignore[reportPrivateUsage]
 from chainsum.testing.coding import DIALECTS, coding_span, spans_of
@@ -42,7 +43,7 @@ def work(span: Sequence[Message]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {"requests": [], "paths": [], "commands": [], "errors": []}
     for m in span:
         said = [p.text for p in m.parts if isinstance(p, Text) and not re.fullmatch(r"\[[^\]]*\]", p.text.strip())]
-        if m.role == "user" and said and "".join(said).strip():
+        if m.role == "user" and said and "".join(said).strip() and not said[0].lstrip().startswith(HARNESS):
             out["requests"].append(fold(" ".join(said))[:600])  # bracketed notes left out
         for call in m.tool_calls:
             args = cast("dict[str, Any]", json.loads(call.arguments))
@@ -57,6 +58,16 @@ def work(span: Sequence[Message]) -> dict[str, list[str]]:
                 if lines:
                     out["errors"].append(next((x for x in lines if _ERRORISH.search(x)), lines[0])[:60])
     return out
+
+
+_ROOT = re.compile(r"\(paths relative to (\S+)/\)")
+
+
+def _named(path: str, summary: str) -> bool:
+    """`path` is in `summary`, whole or relative to a directory a line of it names (``(paths relative to R/)``)."""
+    if path in summary:
+        return True
+    return any(path.startswith(r + "/") and path[len(r) + 1 :] in summary for r in _ROOT.findall(summary))
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +87,8 @@ def test_every_span_of_a_claude_code_session_names_its_requests_files_commands_a
                 if kind == "requests":  # its first words, or (a greeting or boilerplate left out) a later sentence's
                     heads = [x[:30] for x in re.split(r"(?<=[.!?]) ", item)]
                     assert any(head in summary for head in heads), item
+                elif kind == "paths":  # named relative to the directory the files share, when they do
+                    assert _named(item, summary), (kind, item)
                 else:
                     assert item in summary, (kind, item)
                 named[kind] += 1

@@ -95,7 +95,6 @@ def test_keeps_requests_decisions_actions_errors_and_identifiers() -> None:
         "ops@example.com",
         "ValueError",
         "AssertionError",
-        "call_abc123",
         "build_tree",
         "3f9c2ab",
         "v1.2.3",
@@ -105,6 +104,7 @@ def test_keeps_requests_decisions_actions_errors_and_identifiers() -> None:
         "tests/chain/test_build.py",
     ):
         assert expected in identifiers, expected
+    assert "call_abc123" not in identifiers  # the id pairing a call with its result is plumbing (issue 32)
 
 
 def test_async_call_matches_sync_and_passes_the_protocol_checks() -> None:
@@ -173,7 +173,8 @@ def test_consolidation_merges_partial_summaries_keeping_identifiers() -> None:
     second = summarizer.summarize_messages(SESSION[2:], "ai")
     merged = summarizer.summarize_text(render_consolidation([first, second]))
     identifiers = set(sections(merged)["Identifiers:"])
-    assert {"src/chainsum/chain/_build.py", "3f9c2ab", "call_abc123"} <= identifiers
+    assert {"src/chainsum/chain/_build.py", "3f9c2ab"} <= identifiers
+    assert "call_abc123" not in identifiers
     total = len(SESSION)  # the partials' own counts add up: the merged summary stands for every message
     assert f"State snapshot (extractive) of {total} message(s)." in merged
     items = [item for listed in sections(merged).values() for item in listed]

@@ -113,6 +113,7 @@ async def compact(
     summary_role: SummaryRole = "user",
     dry_run: bool = False,
     progress: ProgressCallback | None = None,
+    check_summaries: bool = True,
 ) -> CompactResult:
     """Compact `messages` with `strategy` until they fit `budget` (tokens, by `counter`), valid for `provider`.
 
@@ -128,6 +129,11 @@ async def compact(
     and calls are exactly those of the real run; otherwise every summary is a stand-in of its planned length, so the
     plans are what the real run does when the model keeps to the length it is asked for. Never mutates `messages`
     or anything in it.
+
+    `check_summaries`: a model's summary of a span is checked against the span's messages, and what it left out of
+    the user's requests, files, commands with their outcome, errors and the identifiers the newest turn names is
+    appended from the extractive digest, within the summary's length target (`chainsum.summarize.check_summary`;
+    never for a summarizer that calls no model, nor in a dry run).
     """
     started = time.perf_counter()
     budget = check_budget(budget)
@@ -162,6 +168,7 @@ async def compact(
         cap=max_summarizer_input_tokens,
         max_chunks=max_chunks,
         progress=None if dry_run else progress,
+        check_summaries=check_summaries and not dry_run,
     )
     plans: list[Plan] = []
     errors: list[StepError] = []

@@ -11,18 +11,21 @@ quote holds at one budget, a larger budget holds too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ..messages import Message, ToolCall, ToolResult
 from ..strategies import mask_call, mask_result
-from ..summarize import clip_body, render_body
+from ..summarize import EXCERPT_TITLE, clip_body, render_body
 from ..tokens import TokenCounter
 
 __all__ = ["EXCERPT_TITLE", "excerpt_text"]
 
-EXCERPT_TITLE = "The last messages it covers, verbatim in part:"
-"""The line before an excerpt in a record block."""
 
+_CALL_ID = re.compile(r"\[tool call: ([^\s\]]{1,120}) id=[^\s\]]{1,200}\]")
+_RESULT_ID = re.compile(r"\[tool result( [^\s\]]{1,120})? for [^\s\]]{0,200}( error)?\]")
+"""A quoted call's and result's ids, left out: they pair a call with its result, which the quote shows by order,
+and a record's text never lists tool-call ids (`chainsum.summarize._filler`)."""
 _MIN_CHARS = 80
 """Below this an excerpt says too little to be worth its title."""
 
@@ -50,7 +53,7 @@ def excerpt_text(messages: Sequence[Message], tokens: int, counter: TokenCounter
         return ""
     calls = {c.id: c for m in messages for c in m.tool_calls if c.id}
     lines = [f"[{m.role}] {render_body(_as_kept(m, calls))}" for m in messages]
-    body = "\n".join(lines)
+    body = _RESULT_ID.sub(r"[tool result\1\2]", _CALL_ID.sub(r"[tool call: \1]", "\n".join(lines)))
     chars = tokens * len(body) // max(1, counter.count_text(body)) - len(EXCERPT_TITLE) - 2
     for _ in range(4):  # counts are estimates: shrink until it fits
         if chars < _MIN_CHARS:

@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Sequence
 
 from ..chain import contains_tool_call_reasoning, summary_messages
 from ..messages import Message, Part, Text, ToolResult
 from ..strategies import Summarize, SummarizePart, TranscriptCase
-from ..summarize import CountLines, SummarizerLike, call_summarizer, summarize_chunked, transcript_reach
+from ..summarize import (
+    CountLines,
+    SummarizerLike,
+    call_summarizer,
+    check_summary,
+    is_extractive,
+    is_local,
+    summarize_chunked,
+    transcript_reach,
+)
 from ..tokens import HeuristicCounter, TokenCounter
 from ._excerpt import excerpt_text
 
 __all__ = ["ProgressCallback", "SummarizerRun"]
+
+logger = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int, str], object]
 """``progress(done, total, phase)``: summarizer calls finished, calls planned so far (each round adds its estimate;
@@ -32,8 +44,17 @@ class SummarizerRun:
         cap: int,
         max_chunks: int,
         progress: ProgressCallback | None,
+        check_summaries: bool = True,
     ) -> None:
         self.summarizer = summarizer
+        self.local = is_local(summarizer)
+        """The summarizer calls no model: its output is not checked, and its reading is no model coverage."""
+        self.check_summaries = check_summaries and not self.local
+        """Whether a model's summary of a span is checked against it (`chainsum.summarize.check_summary`): not for a
+        summarizer that calls no model (the extractive one writes the digest itself), nor for a dry run's
+        stand-ins."""
+        self.checked = 0
+        """Summaries the check appended to."""
         self.counter = counter
         self.concurrency = concurrency
         self.cap = cap
@@ -74,7 +95,7 @@ class SummarizerRun:
             self.input_tokens += self.counter.count_text(transcript)
             try:
                 summary = await call_summarizer(self.summarizer, transcript)
-                if not getattr(self.summarizer, "local", False):
+                if not self.local:
                     self.shown_chars += transcript_reach(transcript) or 0
                 return summary
             finally:
@@ -114,6 +135,52 @@ class SummarizerRun:
             count_lines=self._count_lines(),
         )
 
+    def _checked(
+        self,
+        summary: str,
+        step: Summarize,
+        messages: Sequence[Message],
+        span: Sequence[Message],
+        context: Sequence[Message],
+    ) -> str:
+        """`summary` (a model's, of `span`) with what it left out of the span appended from the extractive digest,
+        within the step's length target and under what the span costs (`check_summary`). Without a target (a
+        strategy that asks for none), within the larger of the summary's length and 30 % of the span's (the
+        extractive summarizer's own bound). The identifiers checked for are those the newest turn names: the
+        messages from the newest user message on that stay in the history."""
+        span_tokens = self.counter.count_messages(span)
+        own = self.counter.count_text(summary)
+        room = step.target_tokens if step.target_tokens is not None else max(own, span_tokens * 3 // 10)
+        room = min(room, span_tokens - 1)
+        users = [i for i, m in enumerate(messages) if m.role == "user"]
+        first = users[-1] if users else len(messages)
+        keep = set(step.keep)
+        newest = [m for i, m in enumerate(messages) if i >= first and (not step.start <= i < step.end or i in keep)]
+        result = check_summary(
+            summary,
+            span,
+            room_tokens=room,
+            newest=newest,
+            case=step.case,
+            context=context,
+            count=self.counter.count_text,
+        )
+        if result.added:
+            self.checked += 1
+            logger.info(
+                "missing=<%d>, added=<%d>, tokens=<%d>, room=<%d> | model summary checked against its span: what it "
+                "left out appended from the extractive digest",
+                len(result.missing),
+                len(result.added),
+                self.counter.count_text(result.text),
+                room,
+            )
+        elif result.missing:
+            logger.debug(
+                "missing=<%d>, room=<%d> | model summary left items out; no room to add them", len(result.missing), room
+            )
+        return result.text
+
     def _count_lines(self) -> CountLines | None:
         """How a chunk's transcript is measured from its lines, when the counter can (the default one remembers
         the bodies it counted: a transcript of them costs the marker lines); None: as a whole text."""
@@ -133,6 +200,8 @@ class SummarizerRun:
             summary = await self.summarize(
                 span, step.case, context, snapshot=step.form == "snapshot", target_tokens=step.target_tokens
             )
+            if self.check_summaries and not is_extractive(summary):
+                summary = self._checked(summary, step, messages, span, context)
             if step.excerpt_from is not None:  # a record's own span (`check_plan`)
                 left = max(0, (step.target_tokens or 0) - self.counter.count_text(summary))
                 tail = messages[step.excerpt_from : step.end]

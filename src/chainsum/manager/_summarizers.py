@@ -43,7 +43,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ..errors import SummarizerError
-from ..summarize import ReachMeter, SummarizerLike, UsageMeter, call_summarizer, metering, transcript_reach
+from ..summarize import (
+    ReachMeter,
+    SummarizerLike,
+    UsageMeter,
+    call_summarizer,
+    is_local,
+    metering,
+    transcript_reach,
+)
 from ..tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -152,19 +160,9 @@ _STRUCTURED = "chainsum.summarize._structured"
 
 def model_free(summarizer: object) -> bool:
     """The summarizer (or the one it wraps, through ``inner``: `CountingSummarizer`) calls no model and costs
-    nothing to call: it says ``local = True``, as the extractive summarizer does (what the executor's dry run runs,
-    `chainsum.executor.compact`)."""
-    seen: set[int] = set()
-    current: object = summarizer
-    while id(current) not in seen:
-        seen.add(id(current))
-        if getattr(current, "local", False) is True:
-            return True
-        inner = getattr(current, "inner", None)
-        if inner is None:
-            return False
-        current = inner
-    return False
+    nothing to call: it says ``local = True``, as the extractive summarizer does (`chainsum.summarize.is_local`,
+    the one rule, which the executor's dry run and summary check follow too)."""
+    return is_local(summarizer)
 
 
 @dataclass(slots=True)

@@ -3,7 +3,9 @@
 from typing import TYPE_CHECKING, Any
 
 from ._agent import error_lines, exit_status
+from ._check import CHECKED_TITLE, CheckResult, check_summary, is_extractive, is_local
 from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
+from ._filler import EXCERPT_TITLE, is_call_id, is_filler
 from ._items import TITLES as SECTION_TITLES
 from ._mapreduce import CountLines, approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
 from ._protocol import Summarizer, SummarizerLike, call_summarizer
@@ -24,8 +26,11 @@ from ._transcript import (
 from ._usage import SummarizerUsage, UsageMeter, metering, report_usage
 
 __all__ = [
+    "CHECKED_TITLE",
+    "EXCERPT_TITLE",
     "SECTION_TITLES",
     "TRANSCRIPT_INSTRUCTIONS",
+    "CheckResult",
     "CountLines",
     "Extraction",
     "ExtractiveStructuredSummarizer",
@@ -42,9 +47,14 @@ __all__ = [
     "UsageMeter",
     "approx_tokens",
     "call_summarizer",
+    "check_summary",
     "clip_body",
     "error_lines",
     "exit_status",
+    "is_call_id",
+    "is_extractive",
+    "is_filler",
+    "is_local",
     "key_identifiers",
     "metering",
     "parse_structured_summary",

@@ -12,6 +12,8 @@ tool, and its exit status is a line of text). So the calls are read as calls, in
   ``apply_patch`` (the ``*** Add|Update|Delete File:`` headers of the patch, in the arguments or on the lines after
   the call), and any tool's ``path``, ``file``, ``filename`` or ``paths``; the verb from the tool's name;
 - searches: ``Glob``/``Grep`` and the like (their pattern, and where);
+- code written: the first `_CHANGED_LINES` lines each edit adds (an ``Edit``'s ``new_string`` lines its
+  ``old_string`` lacks, a ``Write``'s ``content``, a ``MultiEdit``'s edits, a patch's ``+`` lines);
 - outcomes, from the result answering the call (matched by call id): the exit status (``Exit code 1``,
   ``Exit code: 1``, ``"exit_code": 1``, ``Process exited with code 1``), the result's error flag, and the error
   lines of a failed command's output (``Error``, ``error:``, ``Traceback``, ``FAILED``, ``panic``, ...), at most
@@ -188,6 +190,12 @@ class AgentFacts:
     errors: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
     coded: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
     """Lines naming an error code in outputs that did not fail (`_CODE`): they weigh less than a failure's."""
+    changes: dict[str, list[int]] = field(default_factory=dict[str, list[int]])
+    """The code the agent wrote (`_changed_lines`): "file: line" -> [count, first, last]."""
+    patching: str = ""
+    """The file the patch being read (`patch_line`) is changing: its added lines are code written."""
+    answered: set[str] = field(default_factory=set[str])
+    """The call ids the span's results name (with `calls`' keys: every tool-call id of the span, never an item)."""
 
     def call(self, name: str, call_id: str, arguments: str, at: int) -> None:
         """A ``[tool call: ...]`` line (its arguments may go on over the next lines: `patch_line`)."""
@@ -204,6 +212,11 @@ class AgentFacts:
                 paths += [p for p in listed if isinstance(p, str) and p.strip()]  # pyright: ignore[reportUnknownVariableType]
         for verb, path in _PATCH_ANYWHERE.findall(arguments[: WINDOW * 4]):
             self._file(path.strip(), _PATCH_VERBS[verb], at)
+            self.patching = path.strip()
+        if kind == "write":
+            target = paths[0] if paths else self.patching
+            for line in _changed_lines(args, arguments):
+                self._change(target, line, at)
         command = _script(args.get("command", args.get("cmd"))) if args is not None else None
         if kind == "command" and command:
             label = _short(command, self.max_item_chars - 20)
@@ -238,7 +251,12 @@ class AgentFacts:
         match = _PATCH_FILE.match(line)
         if match is not None:
             self._file(match.group(2).strip(), _PATCH_VERBS[match.group(1)], at)
+            self.patching = match.group(2).strip()
             return True
+        if self.patching and line.startswith("+") and not line.startswith("+++"):
+            if _worth_keeping(line[1:]):
+                self._change(self.patching, line[1:], at)
+            return False
         moved = _PATCH_MOVE.match(line)
         if moved is not None:
             self._file(moved.group(1).strip(), "moved here", at)
@@ -247,6 +265,7 @@ class AgentFacts:
 
     def result(self, call_id: str, flagged: bool, lines: Sequence[str], where: int) -> None:
         """The lines of one tool result (its head line excluded), `where` the index of its first line."""
+        self.answered.add(call_id)
         call = self.calls.get(call_id)
         kind = call.kind if call is not None else "other"
         status = exit_status(lines)
@@ -307,6 +326,16 @@ class AgentFacts:
             if found >= CODE_LINES:
                 return
 
+    def _change(self, path: str, line: str, at: int) -> None:
+        name = path.rstrip("/").rsplit("/", 1)[-1] if path else "code"
+        text = f"{name}: {_short(line, _CHANGE_CHARS)}"
+        entry = self.changes.get(text)
+        if entry is None:
+            self.changes[text] = [1, at, at]
+        else:
+            entry[0] += 1
+            entry[2] = at
+
     def _file(self, path: str, verb: str, at: int) -> None:
         entry = self.files.get(path)
         if entry is None:
@@ -326,30 +355,118 @@ class AgentFacts:
             entry[2] = at
 
     @property
+    def call_ids(self) -> set[str]:
+        """Every tool-call id the span's call and result lines name."""
+        return {*self.calls, *self.answered} - {""}
+
+    @property
     def coding(self) -> bool:
         """Whether the span is a coding agent's (it read or wrote files, or ran commands): its summary's room goes
         to that work first. A customer-service agent's calls (``get_reservation_details``) are not: there the ids
         in the list of identifiers are what the conversation comes back to."""
         return bool(self.files or self.commands)
 
-    def emit(self, out: Collector) -> None:
+    def listed_file(self, text: str, at: int) -> None:
+        """A file item of a partial summary being consolidated (``path (read, edited)``): merged with the span's
+        own, so one file is one item however many partial summaries listed it (a consolidation listed
+        ``session_live.ex`` three times, once per verb set)."""
+        path, verbs = text, ["read"]
+        at_verbs = text.rfind(" (")
+        if text.endswith(")") and at_verbs > 0:
+            path, verbs = text[:at_verbs], [v.strip() for v in text[at_verbs + 2 : -1].split(",") if v.strip()]
+        for verb in verbs or ["read"]:
+            self._file(path, verb, at)
+
+    @property
+    def root(self) -> str:
+        """The directory at least two of the files are under and every absolute one is (``/home/me/project``),
+        at least `_ROOT_CHARS` long; "" when there is none. A list of files then names them relative to it, once:
+        a Claude Code session's absolute paths spent 50 characters each on the same directory."""
+        absolute = [p for p in self.files if p.startswith("/")]
+        if len(absolute) < 2:
+            return ""
+        parts = absolute[0].split("/")[:-1]
+        for path in absolute[1:]:
+            other = path.split("/")[:-1]
+            common = 0
+            while common < min(len(parts), len(other)) and parts[common] == other[common]:
+                common += 1
+            parts = parts[:common]
+        root = "/".join(parts)
+        return root if len(root) >= _ROOT_CHARS else ""
+
+    def emit(self, out: Collector) -> str:
         """Write the facts into `out`: files (written ones weigh more), commands with their outcome (failed ones
-        weigh more), searches and other calls, and error lines (from failed commands weigh more)."""
+        weigh more), searches and other calls, the code written, and error lines (from failed commands weigh more).
+        Returns the directory the files are named relative to (`root`)."""
+        root = self.root
         for path, f in self.files.items():
             written = any(v != "read" for v in f.verbs)
-            out.put("files", Item(f"{path} ({', '.join(f.verbs)})", f.touches, f.first, f.last, 2 if written else 1))
+            shown = path[len(root) + 1 :] if root and path.startswith(root + "/") else path
+            out.put("files", Item(f"{shown} ({', '.join(f.verbs)})", f.touches, f.first, f.last, 2 if written else 1))
         for command, entry in self.commands.items():
             text = f"$ {command}" + (f" ({', '.join(entry.outcomes[-4:])})" if entry.outcomes else "")
             out.put("actions", Item(text, entry.count, entry.first, entry.last, 3 if entry.failed else 2))
         for text, (count, first, last, weight) in self.others.items():
             out.put("actions", Item(text, count, first, last, weight))
+        for text, (count, first, last) in self.changes.items():
+            out.put("changes", Item(text, count, first, last, 1))
         for text, at in self.errors:
             out.add("errors", text, at, 3)
         for text, at in self.coded:
             out.add("errors", text, at, 1)
+        return root
 
 
 _PATCH_VERBS = {"Add": "created", "Update": "edited", "Delete": "deleted"}
+_ROOT_CHARS = 12
+_CHANGED_LINES = 8
+"""Lines of code written kept of one edit: its first added lines say what it changed (a definition, an attribute,
+a call); the rest of a long write is in the file, and the archive keeps the call."""
+_CHANGE_CHARS = 160
+_NEW_KEYS = ("new_string", "new_str", "content", "file_text", "new_source", "text")
+_OLD_KEYS = ("old_string", "old_str")
+_TRIVIAL = re.compile(r"^(?:[\W_]{0,6}|end|do|else|fi|done|pass|return|\w{1,3}|#.{0,3}|//.{0,3})$")
+
+
+def _worth_keeping(line: str) -> bool:
+    """A line of code that says something: not blank, not only punctuation or a keyword closing a block."""
+    text = line.strip()
+    return len(text) >= 6 and _TRIVIAL.match(text) is None and any(c.isalpha() for c in text)
+
+
+def _first_text(entry: dict[str, object], keys: Sequence[str]) -> str:
+    for key in keys:
+        value = entry.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
+def _changed_lines(args: dict[str, object] | None, arguments: str) -> list[str]:
+    """The first `_CHANGED_LINES` lines an edit call adds: of each new text (``new_string``, a write's ``content``,
+    a ``MultiEdit``'s ``edits``) the lines its old text (``old_string``) does not hold; of a patch in the arguments,
+    its ``+`` lines."""
+    pairs: list[tuple[str, str]] = []
+    if args is not None:
+        edits = args.get("edits")
+        listed = cast("list[object]", edits) if isinstance(edits, list) else []
+        entries = [args, *(cast("dict[str, object]", e) for e in listed if isinstance(e, dict))]
+        for entry in entries:
+            new, old = _first_text(entry, _NEW_KEYS), _first_text(entry, _OLD_KEYS)
+            if new:
+                pairs.append((new, old))
+    elif "*** " in arguments[:200]:
+        pairs.append(("\n".join(x[1:] for x in arguments[: WINDOW * 4].split("\n") if x.startswith("+")), ""))
+    out: list[str] = []
+    for new, old in pairs:
+        before = {line.strip() for line in old[: WINDOW * 4].split("\n")}
+        for line in new[: WINDOW * 4].split("\n"):
+            if line.strip() not in before and _worth_keeping(line):
+                out.append(line.strip())
+                if len(out) >= _CHANGED_LINES:
+                    return out
+    return out
 
 
 def exit_status(lines: Sequence[str]) -> int | None:

@@ -16,8 +16,9 @@ from dataclasses import replace
 from ..tokens import HeuristicCounter
 from ._agent import AgentFacts, call_head, result_head
 from ._chat import digest, names, sentences, split_tag
+from ._filler import CHECKED_TITLE, EXCERPT_TITLE, HARNESS, is_call_id
 from ._identifiers import WINDOW
-from ._items import BY_TITLE, Collector, Extraction, Section, sampled_lines
+from ._items import BY_TITLE, ROOT_PATTERN, Collector, Extraction, Section, sampled_lines
 from ._transcript import parse_transcript
 
 __all__ = ["COUNTER", "extract"]
@@ -33,11 +34,18 @@ _LISTED_WEIGHT = _USER_WEIGHT
 _COUNT_SUFFIX = re.compile(r" \(x\d{1,9}\)$")
 _OWN_LINE = re.compile(
     r"^(?:\(\d{1,12} more (?:items )?left out(?: for length)?\)"
-    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\."
-    r"|\d{1,12} earlier message\(s\) were moved to the archive without a summary\.)$"
+    r"|State snapshot \(extractive\) of \d{1,12} message\(s\)\.|No text content\.|"
+    + re.escape(CHECKED_TITLE)
+    + r"|\d{1,12} earlier message\(s\) were moved to the archive without a summary\.)$"
 )
 """The lines a summary of ours writes about itself (its header, what it left out, the header of the note standing
 for messages archived without one): never content ("message" was listed as an identifier of a chat's record)."""
+_QUOTED_ROLE = re.compile(r"^\[(?:user|assistant|tool|system)\] ")
+"""The role an excerpt's quoted message opens with."""
+_CUT = re.compile(r"^\[\.\.\. \d{1,12} characters left out \.\.\.\]$")
+"""The line an excerpt of a long message puts where it cut (`chainsum.summarize.clip_body`)."""
+_JSONISH = re.compile(r'"\s?[:,}\]]|[}\]]$')
+"""What the tail of JSON arguments holds (``"}``, ``",``, ``":``, a closing brace at its end), and prose rarely."""
 _HEADER_COUNT = re.compile(r"^State snapshot \(extractive\) of (\d{1,12}) message\(s\)\.$", re.MULTILINE)
 _CUES = re.compile(
     r"\b(?:decided|decide|decision|chose|choose|will|going to|should|must|instead|because|so that|therefore|"
@@ -45,6 +53,18 @@ _CUES = re.compile(
     r"removed|changed|updated|renamed|created|replaced|switched|use|using|plan|next|done|works|passes|agreed)\b",
     re.IGNORECASE,
 )
+_NARRATION = re.compile(
+    r"^(?:(?:now|next|ok|okay|good|great|perfect|first|then|also|so)[,.!]? )?(?:let me|let's|i'll|i will|i need to|"
+    r"i'm going to|i am going to|i should|i want to)\b",
+    re.IGNORECASE,
+)
+"""How an agent's narration of its next call begins ("Now let me read the router.")."""
+_STRONG_CUES = re.compile(
+    r"\b(?:because|since|instead|root cause|the cause|caused by|therefore|so that|decided|conclusion|concluded|"
+    r"turns out|the issue is|the problem is|the fix is|fixed|resolved|solved)\b",
+    re.IGNORECASE,
+)
+"""What makes a narrated step a decision after all: a reason, a diagnosis, a conclusion."""
 _PROSE_ERROR = re.compile(
     r"(?<!\b0 )(?<!\bno )\b(?:\w+(?:Error|Exception)\b|(?i:error:|errors:|traceback|failed|failure|fatal|panic|"
     r"denied|refused|not found|timed out|segmentation fault|crash(?:ed|es)?|"
@@ -69,7 +89,7 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
     for block in blocks:
         lines = block.body.split("\n")  # what `lines_of` yields, all at once (in C: it is read whole here)
         if block.role == "summary":
-            listed = _summary_lines(out, lines, where)
+            listed = _summary_lines(out, agent, lines, where)
             for offset, line in enumerate(lines):
                 if offset not in listed and not _OWN_LINE.match(line):
                     out.identifiers(line, where + offset, quotes=True)
@@ -85,7 +105,8 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
                         out.identifiers(tag, at, quotes=False, weight=1)
                 code_like = line.startswith(("[tool call: ", "{", "[")) or (prose is not None and offset not in prose)
                 if code_like:
-                    out.identifiers(line, at, quotes=False, weight=1)
+                    head = call_head(line)  # a call's arguments, not its head: the id pairing it is no identifier
+                    out.identifiers(line if head is None else line[head[2] :], at, quotes=False, weight=1)
                     continue
                 # what a person states weighs most: a chat comes back to the user's names, dates and numbers
                 weight = _USER_WEIGHT if block.role == "user" else 3
@@ -97,18 +118,23 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
                     out.add("actions", line, at)
                 if _PROSE_ERROR.search(line[:WINDOW]) is not None:
                     out.add("errors", line if block.role == "assistant" else f"({block.role}) {line}", at)
-            if block.role == "user" or block.section == "context":
+            if (block.role == "user" or block.section == "context") and not block.body.lstrip().startswith(HARNESS):
+                # a harness's notice (a task notification, a reminder) is no request: its identifiers count above
                 text, facts = digest(lines)
                 out.add("requests", text, where, 1 + facts)
             elif prose is not None:
-                _assistant_lines(out, [(where + i, lines[i]) for i in sorted(prose)], where)
+                acting = len(prose) < len(lines) and any(call_head(line) for line in lines)
+                _assistant_lines(out, [(where + i, lines[i]) for i in sorted(prose)], where, acting=acting)
         where += len(lines)
-    agent.emit(out)
+    root = agent.emit(out)
     # A partial summary being consolidated stands for the messages its header counts, not for one.
     stood_for = sum(
         int(m.group(1)) if b.role == "summary" and (m := _HEADER_COUNT.search(b.body, 0, 200)) else 1 for b in blocks
     )
     result = out.result(stood_for)
+    known = agent.call_ids
+    ids = tuple(i for i in result.sections["identifiers"] if not is_call_id(i.text, known))
+    result = replace(result, sections={**result.sections, "identifiers": ids})
     # Earlier summaries being consolidated do not count: a consolidation is not asked to shrink by `ratio`.
     return replace(
         result,
@@ -116,6 +142,7 @@ def extract(transcript: str, max_item_chars: int) -> Extraction:
         summary_chars=sum(len(b.body) for b in blocks if b.role == "summary"),
         read_tokens=COUNTER.count_joined([b.body for b in blocks], "\n"),  # bodies counted before: not read again
         agent=agent.coding or bool(result.sections["files"]),
+        root=root,
     )
 
 
@@ -124,6 +151,7 @@ def _calls(agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
     a call's arguments going on over the next lines, not a placeholder)."""
     prose: set[int] = set()
     in_call = False
+    after_cut = False
     for offset, line in enumerate(lines):
         head = call_head(line)
         if head is not None:
@@ -132,18 +160,29 @@ def _calls(agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
             in_call = True
         elif in_call and not line.startswith("[reasoning] "):
             agent.patch_line(line, where + offset)
+        elif after_cut and _JSONISH.search(line[:WINDOW]) is not None:
+            pass  # the tail of a call's arguments an excerpt cut from its head (``rs.ex","offset":90}``)
         elif not ((line.startswith("[") and line.endswith("]")) or line.startswith(("{", '"'))):
             prose.add(offset)  # not a placeholder, nor arguments an excerpt cut from their call
+        after_cut = _CUT.match(line) is not None
     return prose
 
 
-def _assistant_lines(out: Collector, lines: Sequence[tuple[int, str]], where: int) -> None:
-    """Decisions: the sentences with a decision cue, else the last sentence of the message."""
+def _assistant_lines(out: Collector, lines: Sequence[tuple[int, str]], where: int, *, acting: bool = False) -> None:
+    """Decisions: the sentences with a decision cue, else the last sentence of the message.
+
+    `acting`: the message makes tool calls. An agent narrates each call ("Let me check the config.", "Now let me
+    run the tests."): such a sentence says what the call does, which the actions and files list already, and is no
+    decision unless it gives a reason or a conclusion (`_STRONG_CUES`). In a Claude Code session they were most of
+    the decisions listed, and took the room of the code written and the names the work came back to."""
     found = False
     last_sentence, last_at = "", where
     for at, line in lines:
         text = line[len("[reasoning] ") :] if line.startswith("[reasoning] ") else line
         for sentence in sentences(text):
+            narration = acting and _NARRATION.match(sentence) is not None
+            if narration and not _STRONG_CUES.search(sentence[:WINDOW]):
+                continue
             last_sentence, last_at = sentence, at
             if _CUES.search(sentence[:WINDOW]):
                 out.add("decisions", sentence, at)
@@ -178,9 +217,14 @@ def _tool_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], where: 
         agent.result(current[0], current[1], lines[current[2] :], where + current[2])
 
 
-def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> set[int]:
+def _summary_lines(out: Collector, agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
     """A partial summary: read our own section format back; other lines are treated as assistant prose. Returns
-    the offsets of the lines it read as listed identifiers.
+    the offsets of the lines it read as listed identifiers or as its excerpt.
+
+    An excerpt (the lines after `EXCERPT_TITLE`: messages quoted in part, ``[role] body``) is read as what it
+    quotes: its tool calls as calls (the commands and files they name), the rest for identifiers only, as tool
+    output is (never a decision or a request: read as prose, the tail of a cut JSON argument, ``for dialyzer
+    config"}``, was listed as a decision and its keys, ``"offset"``, as identifiers).
 
     A listed identifier keeps its place: it weighs what a person's mention does (`_LISTED_WEIGHT`), and the first
     listed reads as the most recent of them, so a summary folding this one in ranks them in the order it listed
@@ -190,12 +234,29 @@ def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> set[int]
     section: Section | None = None
     prose: list[tuple[int, str]] = []
     listed: list[tuple[int, str]] = []
+    quoted: set[int] = set()
+    files: list[tuple[int, str]] = []
     for offset, line in enumerate(lines):
+        if quoted or line == EXCERPT_TITLE:
+            quoted.add(offset)
+            body = _QUOTED_ROLE.sub("", line, count=1)
+            head = call_head(body)
+            if head is not None:
+                agent.call(head[0], head[1], body[head[2] :], where + offset)
+                body = body[head[2] :]
+            out.identifiers(body, where + offset, quotes=False, phrases=False)
+            continue
         heading = BY_TITLE.get(line.strip().lower())
+        rooted = ROOT_PATTERN.match(line) if section == "files" else None
         if heading is not None:
             section = heading
+        elif rooted is not None:  # the directory the files listed above are named relative to
+            root = rooted.group(1)
+            files = [(at, text if text.startswith("/") else f"{root}/{text}") for at, text in files]
         elif section == "identifiers" and line.startswith("- "):
             listed.append((offset, line[2:]))
+        elif section == "files" and line.startswith("- "):
+            files.append((where + offset, _COUNT_SUFFIX.sub("", line[2:])))
         elif section is not None and line.startswith("- "):
             text = _COUNT_SUFFIX.sub("", line[2:])
             out.add(section, text, where + offset, 2 if section == "files" and not text.endswith("(read)") else 1)
@@ -209,7 +270,9 @@ def _summary_lines(out: Collector, lines: Sequence[str], where: int) -> set[int]
             prose.append((where + offset, line))
             if _PROSE_ERROR.search(line[:WINDOW]):
                 out.add("errors", line, where + offset)
+    for at, text in files:
+        agent.listed_file(text, at)
     for (offset, _), (_, text) in zip(listed, reversed(listed), strict=True):  # the first listed as the newest
         out.add("identifiers", text, where + offset, _LISTED_WEIGHT)
     _assistant_lines(out, prose, where)
-    return {offset for offset, _ in listed}
+    return {offset for offset, _ in listed} | quoted

@@ -7,9 +7,11 @@ path, command and measured number the decisions rest on. So this summarizer is a
 - what the user asked for (each request, shortened, with the sentences that state facts: `_chat`),
 - the assistant's decisions and conclusions (sentences with decision cues; else the last sentence of a message),
 - the actions taken: commands run with their outcome (exit status), searches, other tool calls (`_agent`),
-- the files read and written (`_agent`),
+- the files read and written (`_agent`), named relative to the directory they share, and the code an agent wrote
+  (the first lines each edit added),
 - errors seen (the error lines of failed commands and flagged tool results; errors people and assistants name),
-- every identifier it can find (`_identifiers`): paths, URLs, emails, names, ids, hashes, codes, versions, numbers.
+- every identifier it can find (`_identifiers`): paths, URLs, emails, names, ids, hashes, codes, versions, numbers;
+  never transcript filler nor a tool-call id (`_filler`).
 
 The modules: `_identifiers` (patterns and scanning), `_items` (items and their collector), `_chat` and `_agent`
 (the facts of a chat and of an agent span), `_extract` (the pass over a transcript), `_render` (ranking and text);
@@ -17,10 +19,11 @@ this one holds the budget: how the room a summary is given is shared between the
 
 Over budget, the identifiers come first in a chat (`ExtractiveSummarizer.identifier_share`), as a prefix of their
 ranking, so a longer summary lists every identifier a shorter one did; in an agent's span the work comes first
-(`agent_identifier_share`, `agent_shares`): a list of names says less than which files were changed and which
-command failed with what error. Narrative sections are printed in conversation order. A length asked for is
-measured with the default counter. Linear time: `Extraction.scanned` counts the characters matched over, which the
-tests use to check linearity without timing anything.
+(`agent_identifier_share`, `agent_shares`: the requests, the files and every command before the rest): a list of
+names says less than which files were changed and which command failed with what error. Narrative sections are
+printed in conversation order. A length asked for is measured with the default counter. Linear time:
+`Extraction.scanned` counts the characters matched over, which the tests use to check linearity without timing
+anything.
 
 Consolidation (merging partial summaries) works too: a ``summary`` block written in this package's own format is
 read section by section, so items survive every level of map-reduce.
@@ -56,17 +59,22 @@ _SHARES: dict[Section, float] = {
     "decisions": 0.27,
     "actions": 0.13,
     "files": 0.13,
+    "changes": 0.05,
     "errors": 0.13,
 }
-_PRIORITY: tuple[Section, ...] = ("requests", "errors", "actions", "files", "decisions")
+_PRIORITY: tuple[Section, ...] = ("requests", "errors", "actions", "files", "decisions", "changes")
 """Which section a small room goes to first: what was asked, what went wrong, what was done, then the prose."""
 _AGENT_SHARES: dict[Section, float] = {
     "requests": 0.3,
     "decisions": 0.1,
     "actions": 0.2,
     "files": 0.2,
+    "changes": 0.25,
     "errors": 0.2,
 }
+"""An agent's code written (`_agent`: the lines its edits added) is what its summary most often lacks: Claude Code's
+own compaction summaries quote it ("Added `attribute :state, :atom`"), and a record that names only which files
+changed kept 0.5 of those summaries' names at 8K tokens (``bench/bench_reference.py``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +178,11 @@ class ExtractiveSummarizer:
         fixed = count(render(extraction, nothing))
         room = max(0, target - fixed)
         needs = _needs(ranked, others)  # the same for every room tried below
-        prose_need = count(render(extraction, {**nothing, **self._prose(ranked, others, 10**9, shares, needs)})) - fixed
+        work = extraction.agent
+        prose_need = (
+            count(render(extraction, {**nothing, **self._prose(ranked, others, 10**9, shares, needs, work_first=work)}))
+            - fixed
+        )
         ids_tokens = min(room, max(int(room * self._id_share(extraction)), room - prose_need))
         listed = identifier_prefix(ranked["identifiers"], 10**9)
 
@@ -195,7 +207,8 @@ class ExtractiveSummarizer:
         while low < high:
             middle = (low + high + 1) // 2
             texts[middle] = render(
-                extraction, {**chosen, **self._prose(ranked, others, ladder(PROSE_BASE, middle), shares, needs)}
+                extraction,
+                {**chosen, **self._prose(ranked, others, ladder(PROSE_BASE, middle), shares, needs, work_first=work)},
             )
             if count(texts[middle]) <= target and len(texts[middle]) <= cap:
                 low = middle
@@ -276,6 +289,7 @@ class ExtractiveSummarizer:
         ranked = all_ranked(extraction)
         # the header line (its real length) and one "(n more items left out for length)" line
         budget = self.budget_for(extraction, limit=limit) - len(header(extraction)) - 2 - LEFT_OUT_CHARS
+        budget -= len(extraction.root) + 25 if extraction.root else 0  # the line naming the files' directory
         present: list[Section] = [n for n in SECTIONS if ranked[n]]
         needs = _needs(ranked, present)
         others: list[Section] = [n for n in present if n != "identifiers"]
@@ -287,7 +301,9 @@ class ExtractiveSummarizer:
         if "identifiers" in needs:
             keep = identifier_prefix(ranked["identifiers"], ids_room - len(TITLES["identifiers"]) - 2)
             chosen["identifiers"] = (keep, len(ranked["identifiers"]) - len(keep))
-        chosen.update(self._prose(ranked, others, budget - ids_room, self._shares(extraction)))
+        chosen.update(
+            self._prose(ranked, others, budget - ids_room, self._shares(extraction), work_first=extraction.agent)
+        )
         return {name: chosen[name] for name in present}
 
     def _prose(
@@ -297,12 +313,21 @@ class ExtractiveSummarizer:
         room: int,
         shares: Mapping[Section, float],
         needs: Mapping[Section, int] | None = None,
+        *,
+        work_first: bool = False,
     ) -> dict[Section, tuple[list[Item], int]]:
         """The items of the sections other than the identifiers within `room` characters: the requests first (what
         they need, up to half the room: a summary that drops what the user asked for or stated keeps the least
         useful part), then water-filling by `shares` (small sections take what they need), each a prefix of its
         ranking whose next item is cut to the room left, so a section grows smoothly as the room does. `needs`:
-        `_needs(ranked, others)`, when the caller tries several rooms."""
+        `_needs(ranked, others)`, when the caller tries several rooms.
+
+        `work_first` (an agent's span): after the requests, the files take what they need up to a quarter of the
+        room left, then the actions up to a third of what remains (more where every action at its shortest needs
+        it), each command cut to its part with its outcome kept, and only then do the other sections share the
+        rest: a record of an agent's span names which files it touched and every command it ran and how each ended
+        before any decision or name (a record of 8 messages that said only one clipped command line had left its
+        room to a name and a sentence)."""
         if needs is None:
             needs = _needs(ranked, others)
         left = room
@@ -312,6 +337,22 @@ class ExtractiveSummarizer:
             allowance["requests"] = min(needs["requests"], max(0, room // 2))
             left -= allowance["requests"]
             rest.remove("requests")
+        # a room too small for one request keeps what its shortest cut needs for it (the pooling below gives it)
+        reserve = 0
+        if "requests" in needs:
+            first = len(TITLES["requests"]) + 2 + min(cost(ranked["requests"][0]), 8 + MIN_SHORTENED)
+            reserve = max(0, min(needs["requests"], first) - allowance["requests"])
+        work = max(0, left - reserve)
+        if work_first and "files" in needs:  # which files were read and written: short, and what work returns to
+            allowance["files"] = min(needs["files"], work // 4)
+            left, work = left - allowance["files"], work - allowance["files"]
+            rest.remove("files")
+        if work_first and "actions" in needs:
+            # a third of what is left, or as much as listing every action at its shortest needs
+            shortest = len(TITLES["actions"]) + 2 + len(ranked["actions"]) * (MIN_SHORTENED + 4)
+            allowance["actions"] = min(needs["actions"], max(work // 3, min(work, shortest)))
+            left -= allowance["actions"]
+            rest.remove("actions")
         share_left = sum(shares.get(n, 0.0) for n in rest)
         for name in sorted(rest, key=lambda n: (needs[n], SECTIONS.index(n))):  # water-filling
             fair = int(left * (shares.get(name, 0.0) / share_left)) if share_left > 0 else 0
@@ -346,6 +387,8 @@ class ExtractiveSummarizer:
                 # an agent's commands and errors in too little room: each cut to its part, what says how it ended
                 # kept (a command's outcome, an error's line after the command it names)
                 least = 2 * MIN_SHORTENED + (_LABEL_CHARS + 3 if name == "errors" else 0)
+                if work_first and name == "actions":
+                    least = MIN_SHORTENED  # every command named, however short its part: "$ mix test te... (exit 1)"
                 part = max(least, (allowance[name] - used) // len(items) - 8)
                 items = [i if len(i.text) <= part else replace(i, text=_shortened(i.text, part)) for i in items]
             for item in items:

@@ -2,8 +2,9 @@
 
 A summary has one section per kind of item (`SECTIONS`): what the user asked for, the assistant's decisions, the
 actions taken (commands with their outcome, searches), the files read and written, the errors seen, and the
-identifiers. `Collector` counts each distinct item per section with where it was first and last seen and how much its
-mentions weigh; `Extraction` is what it found, before any budget is applied.
+identifiers; an agent's span also has the code it wrote (the lines its edits added). `Collector` counts each
+distinct item per section with where it was first and last seen and how much its mentions weigh; `Extraction` is
+what it found, before any budget is applied.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from ._filler import is_filler
 from ._identifiers import CACHED_WINDOW, PLAIN_WORD, WINDOW, cached_scan, scan_window
 
 __all__ = [
     "BY_TITLE",
+    "ROOT_LINE",
+    "ROOT_PATTERN",
     "SECTIONS",
     "TITLES",
     "Collector",
@@ -27,17 +31,21 @@ __all__ = [
     "lines_of",
 ]
 
-Section: TypeAlias = Literal["requests", "decisions", "actions", "files", "errors", "identifiers"]
-SECTIONS: tuple[Section, ...] = ("requests", "decisions", "actions", "files", "errors", "identifiers")
+Section: TypeAlias = Literal["requests", "decisions", "actions", "files", "changes", "errors", "identifiers"]
+SECTIONS: tuple[Section, ...] = ("requests", "decisions", "actions", "files", "changes", "errors", "identifiers")
 """In the order a summary prints them."""
 TITLES: dict[Section, str] = {
     "requests": "User requests:",
     "decisions": "Assistant decisions and conclusions:",
     "actions": "Actions taken:",
     "files": "Files read and written:",
+    "changes": "Code written:",
     "errors": "Errors:",
     "identifiers": "Identifiers:",
 }
+ROOT_LINE = "(paths relative to {root}/)"
+"""The line after a list of files naming the directory its relative paths are under."""
+ROOT_PATTERN = re.compile(r"^\(paths relative to (\S[^\n]{0,400})/\)$")
 BY_TITLE: dict[str, Section] = {title.lower(): name for name, title in TITLES.items()}
 """A section by its title in small letters: how a summary being consolidated is read back."""
 _WS = re.compile(r"\s+")
@@ -95,6 +103,9 @@ class Extraction:
     shortened once already), so they are room the summary may take, not content it must shrink."""
     read_tokens: int = 0
     """Tokens of every block read, summaries being consolidated included (the default counter's estimate)."""
+    root: str = ""
+    """The directory most of an agent's files are under (``/home/me/project``), written once after the list of
+    files, which names them relative to it (`ROOT_LINE`); empty when there is none worth naming."""
     agent: bool = False
     """The span is a coding agent's (it read or wrote files or ran commands, or a partial summary being read back
     lists files): its summary's room goes first to the work (requests, commands, files, errors), not to the list
@@ -117,8 +128,8 @@ class Collector:
             text = _WS.sub(" ", text).strip()
         if len(text) > self.max_item_chars:
             text = text[: self.max_item_chars - 3].rstrip() + "..."
-        if len(text) < 2:
-            return
+        if len(text) < 2 or (section != "identifiers" and is_filler(text)):
+            return  # a placeholder, "No text content.": it says nothing (`_filler`)
         stats = self.seen[section].get(text)
         if stats is None:
             self.seen[section][text] = [1, where, where, weight]
@@ -130,6 +141,8 @@ class Collector:
     def put(self, section: Section, item: Item) -> None:
         """An item made elsewhere (the agent facts, `_agent`), counted as it comes; its text is cut like `add`'s."""
         text = item.text if len(item.text) <= self.max_item_chars else item.text[: self.max_item_chars - 3] + "..."
+        if is_filler(text):
+            return
         self.seen[section][text] = [item.count, item.first, item.last, item.weight]
 
     def identifiers(self, line: str, where: int, *, quotes: bool, phrases: bool = True, weight: int = 1) -> None:

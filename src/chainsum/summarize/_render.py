@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from ._items import SECTIONS, TITLES, Extraction, Item, Section
+from ._items import ROOT_LINE, SECTIONS, TITLES, Extraction, Item, Section
 
 __all__ = [
     "LEFT_OUT_CHARS",
@@ -90,6 +90,8 @@ def render(extraction: Extraction, chosen: Mapping[Section, tuple[Sequence[Item]
             lines += ["- " + item.text for item in items]
         else:
             lines += ["- " + item.text + (f" (x{item.count})" if item.count > 1 else "") for item in items]
+        if name == "files" and extraction.root and any(not i.text.startswith("/") for i in items):
+            lines.append(ROOT_LINE.format(root=extraction.root))
     if left_out:
         lines += ["", f"({left_out}{_LEFT_OUT_SUFFIX}"]
     if len(lines) == 1:
@@ -102,7 +104,8 @@ def all_ranked(extraction: Extraction) -> dict[Section, list[Item]]:
     the file name in it): the list says it already, with what was done to the file."""
     ranked: dict[Section, list[Item]] = {name: _ranked(extraction.sections[name], name) for name in SECTIONS}
     if extraction.agent and ranked["files"]:
-        named = "\n".join(item.text for item in ranked["files"])
+        root = extraction.root + "/" if extraction.root else ""
+        named = "\n".join(f"{item.text}\n{root}{item.text}" for item in ranked["files"])
         ranked["identifiers"] = [i for i in ranked["identifiers"] if i.text not in named]
     return ranked
 
