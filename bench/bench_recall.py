@@ -177,7 +177,12 @@ def main() -> None:
     parser.add_argument("--asking", default="sequence,edit")
     parser.add_argument("--callers", default="full,adopt")
     parser.add_argument("--chats", type=int, default=3, help="generated chats (chat(400, seed=1..N))")
+    parser.add_argument(
+        "--recall-ratio", type=float, default=None, help="recall_token_ratio with recall on (default: the config's)"
+    )
     args = parser.parse_args()
+    if args.recall_ratio is not None:
+        MODES["on"] = ManagerConfig(recall_token_ratio=args.recall_ratio)
     started = time.perf_counter()
     windows = [int(w) for w in args.windows.split(",")]
     print(

@@ -9,7 +9,8 @@ the spec's order, first match wins:
    returned 5 MB must be rescued as surely as a long one.
 3. Fewer than ``min_messages`` messages: not otherwise.
 4. Cooldown: fewer than ``cooldown_messages`` messages since the last attempt: not yet.
-5. Ratio: ratio >= ``trigger_token_ratio`` while the trigger is *armed*.
+5. Ratio: ratio >= ``trigger_token_ratio`` while the trigger is *armed*; the ratio of the request, with the recall
+   blocks it carries (`decide`).
 6. Refresh: ``force_refresh_after_messages`` messages since the last summarization, whatever the ratio.
 
 The spec's depth guard (``summaryHistory.length >= maxSummaryChainDepth``: no summary ever again) is not a rule
@@ -143,21 +144,32 @@ def decide(
     config: ManagerConfig,
     *,
     request_ratio: float | None = None,
+    asking_ratio: float | None = None,
 ) -> SummarizationReason | None:
     """Why to summarize now, or None: the rules of the module docstring, in order. `ratio` is the history's;
     `request_ratio` the whole request's (the recall blocks it carries included, `chainsum.manager._pins`), which
-    only the emergency rule reads: past the window the provider refuses the request whatever fills it, while the
-    trigger is about what a compaction can shrink (it folds the blocks in, and they never take more than the room
-    it keeps for them)."""
+    the emergency and the ratio rules read: past the window the provider refuses the request whatever fills it,
+    and each new user message gets a recall block of its own room (up to ``recall_token_ratio`` of the window,
+    below the trigger), so the blocks of one compaction cycle add up to more than the room a compaction keeps for
+    recall. Counted towards the trigger, they bring the compaction that folds them in (and gives the next question
+    room again) at the trigger, not at the window: counted apart, a chat asked a question a turn carried its
+    blocks up to the trigger within three or four questions, and the eleven questions after them, until the
+    history itself reached the window, got no block at all (``bench/bench_recall.py``). Hysteresis stays the
+    history's (`is_armed`): what a compaction can shrink. `asking_ratio` (the ratio rule's, at least the request's)
+    adds the room the newest message would take for its own block where pinned blocks stand
+    (`_request.RequestWriter.recall_need`): a question they left too little room brings the compaction instead
+    of going without a block. The emergency rule never counts that room: it is not sent."""
     if not config.enabled:
         return None
-    if max(ratio, ratio if request_ratio is None else request_ratio) >= config.emergency_token_ratio:
+    request = ratio if request_ratio is None else max(ratio, request_ratio)
+    if request >= config.emergency_token_ratio:
         return "emergency"
     if n_messages < config.min_messages:
         return None
     if state.since(n_messages) < config.cooldown_messages:
         return None
-    if ratio >= config.trigger_token_ratio and is_armed(state, ratio, n_messages, config):
+    asking = request if asking_ratio is None else max(request, asking_ratio)
+    if asking >= config.trigger_token_ratio and is_armed(state, ratio, n_messages, config):
         return "ratio"
     refresh = config.force_refresh_after_messages
     if refresh is not None and state.since_summary(n_messages) >= refresh:
