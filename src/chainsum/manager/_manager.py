@@ -474,7 +474,8 @@ class ContextManager:
             logger.debug("session=<%s> | nothing to compact", self.session)
             # The history is under the compaction's budget: the recall blocks brought the request to the trigger.
             # They are folded in, as a compaction would, so that the newest question gets room for its own block.
-            fold = bool(standing) and request_before + frame.recall_need >= self.config.trigger_token_ratio * self.window
+            trigger = self.config.trigger_token_ratio * self.window
+            fold = bool(standing) and request_before + frame.recall_need >= trigger
             return await self._finish(frame, None, fold=fold)
         if isinstance(outcome, Lost):
             logger.info("session=<%s> | compacted elsewhere meanwhile; using that", self.session)

@@ -245,6 +245,7 @@ def excerpt(body: str, words: Sequence[str], limit: int) -> str:
         pieces.append("[...]")
     return " ".join(pieces)
 
+
 RELEVANCE_FLOOR = 0.75
 """A recall block fills its room with originals about as relevant as the best match (a search rank of at least
 this share of the best hit's); weaker ones (sharing fewer or commoner words with the user's message) only while the

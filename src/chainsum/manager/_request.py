@@ -177,9 +177,7 @@ class RequestWriter:
         output = seen.messages() if recalling else []
         if profile is not None:
             profile.lap("output")
-        blocks, dropped = self._recall_blocks(
-            output, tokens, compacted=bool(records), before=tokens_before, fold=fold
-        )
+        blocks, dropped = self._recall_blocks(output, tokens, compacted=bool(records), before=tokens_before, fold=fold)
         if profile is not None:
             profile.lap("recall")
         recalled = sum(p.recall.tokens for p in blocks)

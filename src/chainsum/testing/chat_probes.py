@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .chat_facts import contains, memorybank_chats as _memorybank_messages, stated_facts
+from .chat_facts import contains, stated_facts
+from .chat_facts import memorybank_chats as _memorybank_messages
 from .sessions import chat
 
 __all__ = ["BFCL_REPLY", "Probe", "ProbedChat", "bfcl_chats", "generated_chats", "memorybank_chats", "unleaked"]
