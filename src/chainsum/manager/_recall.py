@@ -1,8 +1,9 @@
 """Recall: what was summarized away comes back when the conversation turns to it again.
 
 Before each request the archive (the store's ranked full-text search) is searched with the words of the newest user
-message; the best matching originals, verbatim, with their speaker and original position, go into one delimited
-block inside ``recall_token_ratio`` of the window, placed right before that user message. The block is data, not
+message; the best matching originals, verbatim (a long one by its sentences naming the message's words,
+`excerpt`), with their speaker and original position, go into one delimited block inside ``recall_token_ratio`` of
+the window (a room of its own for each new user message), placed right before that user message. The block is data, not
 instructions: it is a user-role record with tags whose nonce no recalled text contains, like a summary record.
 
 A block, once sent, is *pinned* (`PinnedRecall`): every later request carries it, byte for byte, in the same place,
@@ -249,9 +250,9 @@ def excerpt(body: str, words: Sequence[str], limit: int) -> str:
 RELEVANCE_FLOOR = 0.75
 """A recall block fills its room with originals about as relevant as the best match (a search rank of at least
 this share of the best hit's); weaker ones (sharing fewer or commoner words with the user's message) only while the
-block keeps half its room free. A block stays in every request until the next compaction and the blocks share one
-room (``recall_token_ratio`` of the window), so weak matches recalled for a chatty message left no room for the
-question asked next."""
+block keeps half its room free. A block stays in every request until the next compaction and the blocks of a
+cycle add up towards the trigger, so weak matches recalled for a chatty message bring the next compaction closer
+(when the blocks shared one room, they left no room for the question asked next)."""
 
 
 def _bodies(messages: Sequence[Message], cache: dict[int, tuple[Message, str]] | None) -> set[str]:

@@ -61,8 +61,9 @@ class Prepared(Generic[M]):
     too."""
     recall_folded: int = 0
     """Recall blocks of earlier requests that this call's compaction folded in: left out of this request (their
-    originals stay in the archive). A compaction folds them all; one that could write no summary folds them only
-    where they held the request over the window (a request the provider refuses helps nobody)."""
+    originals stay in the archive). A compaction folds them all; one that could write no summary folds them where
+    they held the request over the window (a request the provider refuses helps nobody), or, when the history had
+    nothing to summarize, where they brought it to the trigger (so that the newest question gets room)."""
 
     @property
     def changed(self) -> bool:
@@ -246,12 +247,12 @@ class RequestWriter:
     def _new_recall(
         self, output: list[Message], pins: Sequence[PinnedRecall], total: int, *, compacted: bool, before: int | None
     ) -> PinnedRecall | None:
-        """A new block for the newest user message, or None (`RecallPins.place` says where one may go). Its room:
-        what is left of ``recall_token_ratio`` of the window beside the blocks pinned since the last compaction (the
-        room a compaction keeps free for recall, see `_step.CompactionStep.budgets`), never past the trigger nor the
-        window beside the `total` tokens of the request, and at a compaction never more than it freed (`before`, the
-        request as it would have gone). Sharing that room is what gives an emergency the blocks bring about
-        something to do: the history is then at least the window less that room, over the compaction's budget."""
+        """A new block for the newest user message, or None (`RecallPins.place` says where one may go). Its room is
+        its own: ``recall_token_ratio`` of the window (what a compaction keeps free for its block, see
+        `_step.CompactionStep.budgets`), whatever the blocks pinned since the last compaction took, never past the
+        trigger nor the window beside the `total` tokens of the request (those blocks included), and at a compaction
+        never more than it freed (`before`, the request as it would have gone). Blocks that leave a question too
+        little room bring the trigger (`recall_need`), whose compaction folds them in."""
         if not self.may_recall():
             return None
         cfg = self.config
