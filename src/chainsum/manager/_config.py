@@ -202,7 +202,8 @@ class ManagerConfig:
     rewrites, so with them the record is always a user-role message."""
     recall_token_ratio: float = 0.1
     """Share of the window for the originals recalled from the archive for each new user message (0: no recall):
-    each message's block has this room of its own, below the trigger."""
+    each message's block has this room of its own (at least 120 tokens: a block's frame and one short excerpt),
+    below the trigger and within the window."""
     cache_breakpoints: bool = True
     """On Anthropic, once a session is compacted, add prompt-cache breakpoints (``cache_control``) after the summary
     record and, when the client marked none of its messages, on the request's last block; never more than

@@ -275,7 +275,7 @@ class ContextManager:
             self._state_cell.write(replace(state, armed=True))
             state = self.state
         request = frame.request_tokens / self.window
-        asking = (frame.request_tokens + frame.recall_need) / self.window
+        asking = (frame.request_tokens + frame.recall_need) / self.window if frame.recall_need else None
         reason = "manual" if force else decide(state, ratio, n, self.config, request_ratio=request, asking_ratio=asking)
         if (profile := self.profile) is not None:
             profile.lap("decide")
@@ -424,7 +424,8 @@ class ContextManager:
                 ratio = tokens_before / self.window
                 pinned = sum(p.recall.tokens for p in self._writer.standing())
                 request = (tokens_before + pinned) / self.window
-                asking = (tokens_before + pinned + (self._writer.recall_need() if pinned else 0)) / self.window
+                need = self._writer.recall_need() if pinned else 0
+                asking = (tokens_before + pinned + need) / self.window if need else None
                 again = decide(
                     fresh, ratio, self._seen.n_out(), self.config, request_ratio=request, asking_ratio=asking
                 )
@@ -472,10 +473,10 @@ class ContextManager:
             if profile is not None:
                 profile.lap("record")
             logger.debug("session=<%s> | nothing to compact", self.session)
-            # The history is under the compaction's budget: the recall blocks brought the request to the trigger.
-            # They are folded in, as a compaction would, so that the newest question gets room for its own block.
+            # The history is under the compaction's budget: the recall blocks left the newest question too little room
+            # below the trigger. They are folded in, as a compaction would, so that it gets room for its own block.
             trigger = self.config.trigger_token_ratio * self.window
-            fold = bool(standing) and request_before + frame.recall_need >= trigger
+            fold = bool(standing) and frame.recall_need > 0 and request_before + frame.recall_need >= trigger
             return await self._finish(frame, None, fold=fold)
         if isinstance(outcome, Lost):
             logger.info("session=<%s> | compacted elsewhere meanwhile; using that", self.session)

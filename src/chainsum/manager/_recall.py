@@ -32,6 +32,7 @@ from ..tokens import TokenCounter
 
 __all__ = [
     "RECALL_INTRO",
+    "SMALLEST_ROOM",
     "PinnedRecall",
     "Recall",
     "RecallTool",
@@ -201,6 +202,11 @@ def recall_block(
 
 
 _BATCH = 6
+
+SMALLEST_ROOM = 120
+"""The least room a block is given (where the trigger and the window leave it): its frame (the message, the
+introduction and one original's tags, about 70 tokens) and an excerpt of about 160 characters. A tenth of a
+1,000-token window held the frame and nothing else, so recall there searched and sent nothing."""
 
 _TAGS = 34
 """About the tokens of one original's tags in a block (``<recalled_NONCE role=".." position="..">`` and its end)."""

@@ -24,7 +24,7 @@ from ._config import ManagerConfig
 from ._events import ManagerEvent, WindowExceededEvent
 from ._pins import RecallPins, with_blocks
 from ._profile import PhaseTimes
-from ._recall import PinnedRecall
+from ._recall import SMALLEST_ROOM, PinnedRecall
 from ._session_view import Frame, SessionView
 from ._state_cell import StateCell
 
@@ -147,7 +147,12 @@ class RequestWriter:
         standing = self.standing()
         if not standing or RecallPins.place(self.seen.messages(), standing, compacted=False) is None:
             return 0
-        return int(self.config.recall_token_ratio * self.window)
+        return self._room()
+
+    def _room(self) -> int:
+        """A new block's own room: ``recall_token_ratio`` of the window, at least `SMALLEST_ROOM` (the trigger and
+        the window bound it further, `_new_recall`)."""
+        return max(int(self.config.recall_token_ratio * self.window), SMALLEST_ROOM)
 
     def may_recall(self) -> bool:
         """A new recall block may be made: recall is on and the session has archived something to recall."""
@@ -260,7 +265,7 @@ class RequestWriter:
         if at is None:
             return None
         room = min(
-            int(cfg.recall_token_ratio * self.window),
+            self._room(),
             int(cfg.trigger_token_ratio * self.window) - total,
             self.window - total - 16,
         )
