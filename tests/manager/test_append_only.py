@@ -9,7 +9,8 @@ window a few tool results wide:
   clipped (results of one step are of one age; an output whose mask would cost about what it replaces is left
   out: the planner keeps it whole, masking it would gain nothing).
 
-Recall blocks share a tenth of the window and never repeat a message the request holds.
+Each recall block takes at most a tenth of the window (each new user message gets its own room) and never repeats
+a message the request holds.
 
 The caller either keeps its full history (a chat app, the proxy) or sends back what it got plus what happened
 since (an agent framework that replaces its state); the session gets a few more user messages than the generator
@@ -130,8 +131,10 @@ def replay(session: list[Dict], window: int, adopt: bool) -> tuple[int, int]:
         assert newest_lost_first(out, originals) == [], f"request before message {end}"
         blocks = [m for m in out if is_recall_message(m)]
         recalled += bool(blocks)
-        # the blocks share the room a compaction keeps for recall, and never repeat what the model sees already
-        assert sum(COUNTER.count_message(m) for m in blocks) <= window // 10
+        # each block within its own room (a tenth of the window), the request under the window with all of them,
+        # and no block repeats what the model sees already
+        assert all(COUNTER.count_message(m) <= window // 10 for m in blocks)
+        assert COUNTER.count_messages(out) <= window
         assert len(set(prepared.recalled)) == len(prepared.recalled)
         # (a block made earlier may come to repeat a message the caller wrote again since)
         fresh = [i for i in prepared.recalled if prepared.rewritten or i not in recalled_before]

@@ -34,14 +34,22 @@ def test_cooldown_and_emergency() -> None:
     assert decide(after, 1.0, 21, CFG) == "emergency"  # cooldown ignored
 
 
-def test_recall_blocks_count_for_the_emergency_not_for_the_trigger() -> None:
-    """The trigger measures the history (what a compaction shrinks); the emergency the whole request, the recall
-    blocks it carries included: a request they would take over the window is compacted at once, and the
-    compaction folds them in."""
+def test_recall_blocks_count_for_the_emergency_and_for_a_question_s_room() -> None:
+    """The emergency measures the whole request, the recall blocks it carries included: a request they would take
+    over the window is compacted at once, and the compaction folds them in. The trigger measures the history, and,
+    for a question that may get a block of its own (`asking_ratio`), the request with its blocks and the room the
+    question's block would take: blocks that leave it too little room below the trigger bring the compaction that
+    folds them in. That room never counts for the emergency; the hysteresis stays the history's."""
     after = SessionState(count_after=20, armed=True, depth=1)
-    assert decide(after, 0.75, 24, CFG, request_ratio=0.84) is None  # under the trigger without the blocks
+    assert decide(after, 0.75, 24, CFG, request_ratio=0.84) is None  # a tool step: the blocks are not the reason
     assert decide(after, 0.75, 21, CFG, request_ratio=1.02) == "emergency"  # over the window with them
     assert decide(after, 0.85, 24, CFG, request_ratio=0.95) == "ratio"
+    assert decide(after, 0.70, 24, CFG, request_ratio=0.75, asking_ratio=0.85) == "ratio"  # no room for a question
+    assert decide(after, 0.70, 24, CFG, request_ratio=0.72, asking_ratio=0.78) is None  # room enough
+    assert decide(after, 0.70, 23, CFG, request_ratio=0.75, asking_ratio=0.85) is None  # the cooldown holds
+    assert decide(after, 0.70, 21, CFG, request_ratio=0.95, asking_ratio=1.05) is None  # never an emergency
+    disarmed = SessionState(count_after=20, armed=False, depth=1)
+    assert decide(disarmed, 0.75, 25, CFG, request_ratio=0.8, asking_ratio=0.9) is None  # the history's hysteresis
 
 
 def test_hysteresis_rearms_below_reset_or_after_enough_messages() -> None:

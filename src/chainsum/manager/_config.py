@@ -202,7 +202,9 @@ class ManagerConfig:
     Anthropic, Gemini and Bedrock formats keep system text in a request field of their own, which the manager never
     rewrites, so with them the record is always a user-role message."""
     recall_token_ratio: float = 0.1
-    """Share of the window for originals recalled from the archive before each request (0: no recall)."""
+    """Share of the window for the originals recalled from the archive for each new user message (0: no recall):
+    each message's block has this room of its own (at least 120 tokens: a block's frame and one short excerpt),
+    below the trigger and within the window."""
     cache_breakpoints: bool = True
     """On Anthropic, once a session is compacted, add prompt-cache breakpoints (``cache_control``) after the summary
     record and, when the client marked none of its messages, on the request's last block; never more than
@@ -577,7 +579,7 @@ ENV_VARS: tuple[EnvVar, ...] = (
         "recall_token_ratio",
         "float",
         "0.1",
-        "Share of the window for originals recalled from the archive before each request; 0 turns recall off.",
+        "Share of the window for originals recalled from the archive for each new user message; 0 turns recall off.",
         range=Range(0, 0.5),
     ),
     _var(

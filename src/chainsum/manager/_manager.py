@@ -223,7 +223,9 @@ class ContextManager:
         self._read(items)
         system_tokens = self._seen.system_tokens(system)
         tokens = self._seen.tokens() + system_tokens + reserved
-        return Frame(items, system_tokens, reserved, tokens, sum(p.recall.tokens for p in self._writer.standing()))
+        frame = Frame(items, system_tokens, reserved, tokens, sum(p.recall.tokens for p in self._writer.standing()))
+        frame.recall_need = self._writer.recall_need() if frame.recall_tokens else 0
+        return frame
 
     # the public calls --------------------------------------------------------------------------------------------
     async def prepare(
@@ -273,7 +275,8 @@ class ContextManager:
             self._state_cell.write(replace(state, armed=True))
             state = self.state
         request = frame.request_tokens / self.window
-        reason = "manual" if force else decide(state, ratio, n, self.config, request_ratio=request)
+        asking = (frame.request_tokens + frame.recall_need) / self.window if frame.recall_need else None
+        reason = "manual" if force else decide(state, ratio, n, self.config, request_ratio=request, asking_ratio=asking)
         if (profile := self.profile) is not None:
             profile.lap("decide")
         return frame, reason
@@ -366,11 +369,13 @@ class ContextManager:
         records: tuple[SummaryRecord, ...] = (),
         tokens_before: int | None = None,
         folded: int = 0,
+        *,
+        fold: bool = False,
     ) -> Prepared[Any]:
         """The request to send (`RequestWriter.prepared`), after its over-window event when it is over the
-        window."""
+        window. `fold`: the pinned recall blocks are folded in (`RequestWriter.prepared`)."""
         return await self._checked(
-            self._writer.prepared(frame, event, records, tokens_before, folded, self.profile), frame
+            self._writer.prepared(frame, event, records, tokens_before, folded, self.profile, fold=fold), frame
         )
 
     async def _checked(self, prepared: Prepared[Any], frame: Frame) -> Prepared[Any]:
@@ -417,8 +422,13 @@ class ContextManager:
                 if (profile := self.profile) is not None:
                     profile.lap("read")
                 ratio = tokens_before / self.window
-                request = (tokens_before + sum(p.recall.tokens for p in self._writer.standing())) / self.window
-                again = decide(fresh, ratio, self._seen.n_out(), self.config, request_ratio=request)
+                pinned = sum(p.recall.tokens for p in self._writer.standing())
+                request = (tokens_before + pinned) / self.window
+                need = self._writer.recall_need() if pinned else 0
+                asking = (tokens_before + pinned + need) / self.window if need else None
+                again = decide(
+                    fresh, ratio, self._seen.n_out(), self.config, request_ratio=request, asking_ratio=asking
+                )
                 if (profile := self.profile) is not None:
                     profile.lap("decide")
                 if again is None and reason != "manual":
@@ -463,7 +473,11 @@ class ContextManager:
             if profile is not None:
                 profile.lap("record")
             logger.debug("session=<%s> | nothing to compact", self.session)
-            return await self._finish(frame, None)
+            # The history is under the compaction's budget: the recall blocks left the newest question too little room
+            # below the trigger. They are folded in, as a compaction would, so that it gets room for its own block.
+            trigger = self.config.trigger_token_ratio * self.window
+            fold = bool(standing) and frame.recall_need > 0 and request_before + frame.recall_need >= trigger
+            return await self._finish(frame, None, fold=fold)
         if isinstance(outcome, Lost):
             logger.info("session=<%s> | compacted elsewhere meanwhile; using that", self.session)
             self._state_cell.reload()

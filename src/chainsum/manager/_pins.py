@@ -10,12 +10,13 @@ So a block, once sent, is pinned (`PinnedRecall`, kept in the session state): it
 was made for, byte for byte, until the next compaction, which starts the pins over (the originals it quoted are in
 the archive, and the compaction may recall them again). A new block is made only where it keeps the request an
 extension of the last one: before a user message that is the newest message of its request, or, at a compaction,
-before the user message an agent is still working on. It takes only the room left: the blocks of one compaction
-cycle share ``recall_token_ratio`` of the window (the room the compaction kept free for them), never past the
-trigger (a block must not be the reason for the next compaction), and at a compaction never more than the
-compaction freed. Pinned blocks are part of the request, not of the history: the trigger measures the history (what
-a compaction can shrink), so they do not bring the next compaction forward, which folds them in; the emergency
-rule measures the whole request, so blocks that would take it over the window bring a compaction at once.
+before the user message an agent is still working on. Each new block has a room of its own (issue 32): up to
+``recall_token_ratio`` of the window, never past the trigger with the blocks before it (a block must not be the
+reason for the next compaction), and at a compaction never more than the compaction freed. (The blocks of one
+compaction cycle used to share that room, and the block made at the compaction mostly took it: the questions
+after it got none.) Pinned blocks are part of the request: the trigger and the emergency rule measure the whole
+request, and where blocks stand the trigger adds the room the newest question would take, so the blocks bring
+the compaction that folds them in (`_policy.decide`), and the question after it has room again.
 """
 
 from __future__ import annotations
@@ -108,8 +109,7 @@ class RecallPins:
         """Where a new block may go (see the module docstring): right before the newest user message, when that
         message is the request's newest, or when this request compacted and the message is still being answered (an
         agent's tool steps after it, no final answer); None when a block is there already. A message answered
-        already gets none: the room is shared by every block until the next compaction, and the next question
-        needs it more.
+        already gets none: it was sent without a block, and adding one before it now would change what was sent.
 
         Without a compaction only the request's newest message can take a block, so only it is looked at: the
         scan back to the newest user message (over every tool step of an agent's turn, on every request of it)

@@ -9,7 +9,8 @@ the spec's order, first match wins:
    returned 5 MB must be rescued as surely as a long one.
 3. Fewer than ``min_messages`` messages: not otherwise.
 4. Cooldown: fewer than ``cooldown_messages`` messages since the last attempt: not yet.
-5. Ratio: ratio >= ``trigger_token_ratio`` while the trigger is *armed*.
+5. Ratio: ratio >= ``trigger_token_ratio`` while the trigger is *armed*; for a question that may get a recall
+   block, with the blocks the request carries and the room the question's own would take (`decide`).
 6. Refresh: ``force_refresh_after_messages`` messages since the last summarization, whatever the ratio.
 
 The spec's depth guard (``summaryHistory.length >= maxSummaryChainDepth``: no summary ever again) is not a rule
@@ -143,21 +144,33 @@ def decide(
     config: ManagerConfig,
     *,
     request_ratio: float | None = None,
+    asking_ratio: float | None = None,
 ) -> SummarizationReason | None:
     """Why to summarize now, or None: the rules of the module docstring, in order. `ratio` is the history's;
     `request_ratio` the whole request's (the recall blocks it carries included, `chainsum.manager._pins`), which
-    only the emergency rule reads: past the window the provider refuses the request whatever fills it, while the
-    trigger is about what a compaction can shrink (it folds the blocks in, and they never take more than the room
-    it keeps for them)."""
+    the emergency rule reads: past the window the provider refuses the request whatever fills it. The ratio rule
+    reads the history's, or `asking_ratio` where the request's newest message is a question that may get a block
+    of its own and blocks pinned earlier stand: the request with those blocks and the room the question's block
+    would take (`_request.RequestWriter.recall_need`). Each new user message gets a block of its own room (up to
+    ``recall_token_ratio`` of the window, below the trigger), so the blocks of one cycle add up to more than the
+    room a compaction keeps for recall; a question they left too little room brings the compaction that folds
+    them in, instead of going without a block: with the blocks counted apart, a chat asked a question a turn
+    carried its blocks up to the trigger within three or four questions, and the eleven questions after them,
+    until the history itself reached the window, got no block (``bench/bench_recall.py``). Only a question counts
+    them: on any other request (an agent's tool step) a block is never the reason for a compaction (the block made
+    at a compaction and the next step's output brought the request to the trigger right after it). The emergency
+    rule never counts that room (it is not sent); hysteresis stays the history's (`is_armed`)."""
     if not config.enabled:
         return None
-    if max(ratio, ratio if request_ratio is None else request_ratio) >= config.emergency_token_ratio:
+    request = ratio if request_ratio is None else max(ratio, request_ratio)
+    if request >= config.emergency_token_ratio:
         return "emergency"
     if n_messages < config.min_messages:
         return None
     if state.since(n_messages) < config.cooldown_messages:
         return None
-    if ratio >= config.trigger_token_ratio and is_armed(state, ratio, n_messages, config):
+    asking = ratio if asking_ratio is None else max(ratio, asking_ratio)
+    if asking >= config.trigger_token_ratio and is_armed(state, ratio, n_messages, config):
         return "ratio"
     refresh = config.force_refresh_after_messages
     if refresh is not None and state.since_summary(n_messages) >= refresh:

@@ -24,7 +24,7 @@ from ._config import ManagerConfig
 from ._events import ManagerEvent, WindowExceededEvent
 from ._pins import RecallPins, with_blocks
 from ._profile import PhaseTimes
-from ._recall import PinnedRecall
+from ._recall import SMALLEST_ROOM, PinnedRecall
 from ._session_view import Frame, SessionView
 from ._state_cell import StateCell
 
@@ -61,8 +61,9 @@ class Prepared(Generic[M]):
     too."""
     recall_folded: int = 0
     """Recall blocks of earlier requests that this call's compaction folded in: left out of this request (their
-    originals stay in the archive). A compaction folds them all; one that could write no summary folds them only
-    where they held the request over the window (a request the provider refuses helps nobody)."""
+    originals stay in the archive). A compaction folds them all; one that could write no summary folds them where
+    they held the request over the window (a request the provider refuses helps nobody), or, when the history had
+    nothing to summarize, where they brought it to the trigger (so that the newest question gets room)."""
 
     @property
     def changed(self) -> bool:
@@ -135,6 +136,24 @@ class RequestWriter:
         self._standing_memo = (pins, reads, standing)
         return list(standing)
 
+    def recall_need(self) -> int:
+        """The room the request's newest message would take for a block of its own (``recall_token_ratio`` of the
+        window) where blocks pinned earlier stand and it may get one (`RecallPins.place`); else 0. The trigger counts
+        it (`_policy.decide`): a question the pinned blocks left too little room below the trigger brings the
+        compaction that folds them in, rather than going without a block."""
+        pins = self.stored.state.recall
+        if not pins or not self.may_recall():
+            return 0
+        standing = self.standing()
+        if not standing or RecallPins.place(self.seen.messages(), standing, compacted=False) is None:
+            return 0
+        return self._room()
+
+    def _room(self) -> int:
+        """A new block's own room: ``recall_token_ratio`` of the window, at least `SMALLEST_ROOM` (the trigger and
+        the window bound it further, `_new_recall`)."""
+        return max(int(self.config.recall_token_ratio * self.window), SMALLEST_ROOM)
+
     def may_recall(self) -> bool:
         """A new recall block may be made: recall is on and the session has archived something to recall."""
         return self.config.recall_token_ratio > 0 and self.stored.state.archived > 0
@@ -147,10 +166,14 @@ class RequestWriter:
         tokens_before: int | None = None,
         folded: int = 0,
         profile: PhaseTimes | None = None,
+        *,
+        fold: bool = False,
     ) -> Prepared[Any]:
         """The request to send for `frame`: what the model sees in the caller's kind, with its recall blocks and
         breakpoints. `tokens_before` is the request as it would have gone without this call's compaction (None: no
-        compaction); `folded` counts the recall blocks the compaction folded in already."""
+        compaction); `folded` counts the recall blocks the compaction folded in already. `fold`: the pinned blocks
+        are folded in here (a compaction due at the trigger that had nothing to summarize: the blocks brought the
+        request there), and a new block may go where a compaction's could."""
         seen = self.seen
         out_items, starts = seen.items(frame.items)
         tokens = seen.tokens() + frame.outside
@@ -160,7 +183,7 @@ class RequestWriter:
         output = seen.messages() if recalling else []
         if profile is not None:
             profile.lap("output")
-        blocks, dropped = self._recall_blocks(output, tokens, compacted=bool(records), before=tokens_before)
+        blocks, dropped = self._recall_blocks(output, tokens, compacted=bool(records), before=tokens_before, fold=fold)
         if profile is not None:
             profile.lap("recall")
         recalled = sum(p.recall.tokens for p in blocks)
@@ -189,17 +212,26 @@ class RequestWriter:
         return prepared
 
     def _recall_blocks(
-        self, output: list[Message], tokens: int, *, compacted: bool, before: int | None
+        self, output: list[Message], tokens: int, *, compacted: bool, before: int | None, fold: bool = False
     ) -> tuple[list[PinnedRecall], int]:
         """The recall blocks of this request, in order: the pinned ones that still stand, and a new one where one
         may go (`chainsum.manager._pins`), within the room left beside `tokens` (the request without blocks); and
-        how many pinned blocks were folded in here. The session state keeps the blocks, so that every later request,
-        in any process, carries them the same way."""
+        how many pinned blocks were folded in here (all of them with `fold`). The session state keeps the blocks,
+        so that every later request, in any process, carries them the same way."""
         state = self.stored.state
         pins = self.standing()  # `output` is what the model sees now: the frame's check, unless read since
         pinned = sum(p.recall.tokens for p in pins)
         dropped = 0
-        if pins and tokens + pinned > self.window:
+        if pins and fold:
+            logger.info(
+                "session=<%s>, blocks=<%d>, tokens=<%d> | recall blocks folded in: they brought the request to the "
+                "trigger",
+                self.stored.session,
+                len(pins),
+                pinned,
+            )
+            pins, pinned, dropped = [], 0, len(pins)
+        elif pins and tokens + pinned > self.window:
             # The blocks count towards the emergency rule, so this call tried a compaction, which could not make
             # room beside them: it folds them in (a request the provider refuses helps nobody, and recall is a help).
             logger.info(
@@ -210,7 +242,7 @@ class RequestWriter:
                 pinned,
             )
             pins, pinned, dropped = [], 0, len(pins)
-        new = self._new_recall(output, pins, tokens + pinned, compacted=compacted, before=before)
+        new = self._new_recall(output, pins, tokens + pinned, compacted=compacted or dropped > 0, before=before)
         blocks = sorted([*pins, new], key=lambda p: p.at) if new is not None else pins
         if tuple(blocks) != state.recall and not self.stored.write(replace(state, recall=tuple(blocks))):
             # another process wrote the session meanwhile: a block it does not know of would not be sent again
@@ -220,12 +252,12 @@ class RequestWriter:
     def _new_recall(
         self, output: list[Message], pins: Sequence[PinnedRecall], total: int, *, compacted: bool, before: int | None
     ) -> PinnedRecall | None:
-        """A new block for the newest user message, or None (`RecallPins.place` says where one may go). Its room:
-        what is left of ``recall_token_ratio`` of the window beside the blocks pinned since the last compaction (the
-        room a compaction keeps free for recall, see `_step.CompactionStep.budgets`), never past the trigger nor the
-        window beside the `total` tokens of the request, and at a compaction never more than it freed (`before`, the
-        request as it would have gone). Sharing that room is what gives an emergency the blocks bring about
-        something to do: the history is then at least the window less that room, over the compaction's budget."""
+        """A new block for the newest user message, or None (`RecallPins.place` says where one may go). Its room is
+        its own: ``recall_token_ratio`` of the window (what a compaction keeps free for its block, see
+        `_step.CompactionStep.budgets`), whatever the blocks pinned since the last compaction took, never past the
+        trigger nor the window beside the `total` tokens of the request (those blocks included), and at a compaction
+        never more than it freed (`before`, the request as it would have gone). Blocks that leave a question too
+        little room bring the trigger (`recall_need`), whose compaction folds them in."""
         if not self.may_recall():
             return None
         cfg = self.config
@@ -233,7 +265,7 @@ class RequestWriter:
         if at is None:
             return None
         room = min(
-            int(cfg.recall_token_ratio * self.window) - sum(p.recall.tokens for p in pins),
+            self._room(),
             int(cfg.trigger_token_ratio * self.window) - total,
             self.window - total - 16,
         )

@@ -41,6 +41,10 @@ class Frame:
     the history."""
     outside_marks: int = 0
     """Anthropic ``cache_control`` blocks of the request outside its messages (system prompt, tools)."""
+    recall_need: int = 0
+    """The room a new recall block would take (`_request.RequestWriter.recall_need`): nonzero only where the
+    request's newest message is a question that may get one and blocks pinned earlier stand, so that the trigger
+    comes before they leave it no room (`_policy.decide`)."""
 
     @property
     def outside(self) -> int:
