@@ -50,17 +50,15 @@ from ._record import (
     MIN_SUMMARY_TOKENS,
     RECORD_OVERHEAD_TOKENS,
     Layout,
+    estimate_margin,
     layout,
+    least_summary_tokens,
     record_steps,
 )
 
 __all__ = ["AutoStrategy"]
 
 logger = logging.getLogger(__name__)
-
-_LEAST_TARGET_TOKENS = 30
-"""The shortest summary ever asked for, at any budget: below it a summary says too little to be worth its framing.
-A budget of 20 times that or more asks for more (`_least_target`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,12 +183,9 @@ class AutoStrategy:
         return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
 
     def _least_target(self, budget: int) -> int:
-        """The shortest summary asked for at this budget: a twentieth of it, from `_LEAST_TARGET_TOKENS` up to
-        `min_summary_tokens`. At 30 tokens the extractive summary of a 54-message agent span (asked for that little
-        beside a current turn over the budget) was its header and "(651 more items left out for length)", a record
-        that carried nothing (issue 21); at 45 it names a command, at 90 five commands and files. A small budget
-        (``chainsum compact --budget 800``) cannot spare that much."""
-        return min(self.min_summary_tokens, max(_LEAST_TARGET_TOKENS, budget // 20))
+        """The shortest summary asked for at this budget (`_record.least_summary_tokens`, at most
+        `min_summary_tokens`); `TailGuard` leaves the record that much room beside the tail it keeps."""
+        return least_summary_tokens(budget, self.min_summary_tokens)
 
     def _masks(self, messages: Sequence[Message], ctx: PlanContext, keep_last_turns: int) -> list[tuple[Step, int]]:
         return mask_candidates(
@@ -254,7 +249,7 @@ class AutoStrategy:
             least = max(int(summary), self.min_summary_tokens, floor)
             return min(block_budget, existing + BLOCK_OVERHEAD_TOKENS + least)
 
-        margin = 5 + budget // 100  # the framing's cost and the summary's length are estimates
+        margin = estimate_margin(budget)  # the framing's cost and the summary's length are estimates
         # The record gives way before anything newer: when what stays whatever the cut (the current turn, and the
         # verbatim tail from `highest` on) leaves the blocks less than their share, no cut brings the history under
         # the budget beside them, so their share shrinks to what is left and `record_steps` folds them (or drops the

@@ -17,7 +17,13 @@ from ._auto import AutoStrategy
 from ._mask import MaskStrategy, mask_result
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize
 from ._ratio import RatioStrategy
-from ._record import BLOCK_OVERHEAD_TOKENS, MIN_SUMMARY_TOKENS, RECORD_OVERHEAD_TOKENS
+from ._record import (
+    BLOCK_OVERHEAD_TOKENS,
+    MIN_SUMMARY_TOKENS,
+    RECORD_OVERHEAD_TOKENS,
+    estimate_margin,
+    least_record_tokens,
+)
 from ._safe_split import SafeSplitStrategy
 from ._sections import SectionsStrategy
 
@@ -97,7 +103,18 @@ class TailGuard:
         plan = self._guarded(messages, ctx, keep, over_hard)
         if plan or ctx.budget is None or tokens <= ctx.budget:
             return plan
-        return _give_way(messages, ctx, plan.note)
+        given = _give_way(messages, ctx, plan.note)
+        if given:
+            return given
+        # Nothing left to mask and still over the budget: the tail was kept on estimates (a record or a summary
+        # longer than planned), so it gives way, its oldest message first, until the strategy has something to do.
+        # tau-bench airline run 132 at a budget of 1,939 kept its last tool step and came out 81 tokens over with
+        # nothing planned in the second round.
+        for smaller in range(keep - 1, -1, -1):
+            shorter = self._guarded(messages, ctx, smaller, over_hard)
+            if shorter:
+                return replace(shorter, note=f"{shorter.note}; the tail gives way: over the budget with it")
+        return given
 
     def _guarded(self, messages: Sequence[Message], ctx: PlanContext, tail: int, over_hard: bool) -> Plan:
         """The inner plan with what reaches into the last `tail` messages taken out (see the class docstring)."""
@@ -179,44 +196,54 @@ def verbatim_tail(messages: Sequence[Message], preserve_recent: int, ctx: PlanCo
     if ctx.budget is None or keep == 0:
         return keep
     total = 0
+    cuts = safe_cuts(messages)
     for k in range(1, keep + 1):
         total += ctx.counter.count_message(messages[-k])
         if total > ctx.budget:
-            return max(1, k - 1)
+            # the tail starts at a safe cut: one starting at a tool result kept the step that made the call too (a
+            # summary's span ends at a safe cut), which was counted out of the tail for not fitting
+            k -= 1
+            while k > 1 and not cuts[len(messages) - k]:
+                k -= 1
+            return max(1, k)
     return keep
 
 
 def tail_room(messages: Sequence[Message], ctx: PlanContext) -> int | None:
     """What of `ctx.budget` the verbatim tail may take: the budget less what stays beside the tail whatever is
-    planned, the leading system messages (no plan removes them) and the record of everything older (at least the
-    shortest summary in its block). None without a budget.
+    planned, the leading system messages (no plan removes them), the record of everything older (at its smallest:
+    `least_record_tokens`, the record message's framing, one block and the shortest summary asked for at this
+    budget) and the margin a plan leaves for its estimates (`estimate_margin`). None without a budget.
 
     Given the whole budget, the tail was kept whenever it fit by itself: ``chainsum compact --budget 500`` on the
     support example kept the last 8 messages (477 tokens) and came out at 632 tokens with the system prompt and the
-    summary, over the budget whatever was summarized."""
+    summary, over the budget whatever was summarized. Without the record's framing and the margin (45 and 5 tokens
+    and a hundredth of the budget), the tail took room the record needed: ``--budget 1789`` on tau-bench airline
+    run 36 kept 9 messages, asked the summary for 89 tokens where 27 were left, and came out at 1,828 tokens."""
     if ctx.budget is None:
         return None
-    return max(0, ctx.budget - _beside_tail(messages, ctx.counter)[1])
+    return max(0, ctx.budget - _beside_tail(messages, ctx.counter, ctx.budget)[1])
 
 
-def _beside_tail(messages: Sequence[Message], counter: TokenCounter) -> tuple[int, int]:
-    """(how many leading system messages, the tokens that stay beside the tail whatever is planned: those messages
-    and the shortest summary in its block)."""
+def _beside_tail(messages: Sequence[Message], counter: TokenCounter, budget: int) -> tuple[int, int]:
+    """(how many leading system messages, the tokens that stay beside the tail at `budget` whatever is planned:
+    those messages, the smallest record and the plan's margin)."""
     head = 0
     while head < len(messages) - 1 and messages[head].role == "system":
         head += 1
-    return head, sum(counter.count_message(m) for m in messages[:head]) + MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS
+    systems = sum(counter.count_message(m) for m in messages[:head])
+    return head, systems + least_record_tokens(budget) + estimate_margin(budget)
 
 
 def tail_need(messages: Sequence[Message], preserve_recent: int, counter: TokenCounter) -> int:
     """The least budget at which `TailGuard` keeps the newest `preserve_recent` messages of `messages`, their tool
     output before the current turn masked (what gives way first when they do not all fit, before any of them is
-    summarized): what `tail_room` takes off the budget (the leading system messages, the shortest summary in its
-    block) plus that tail. A caller that chose a deeper budget than its configured one (the manager's cache-aware
-    reset) raises its budget to this, up to the configured one, so the deeper choice summarizes older work, not
-    the recent messages the configuration keeps (their old tool output aside: counted whole, a generated agent
-    session at 16K compacted no deeper than with the configured reset)."""
-    head, fixed = _beside_tail(messages, counter)
+    summarized): what `tail_room` takes off the budget (the leading system messages, the smallest record, the
+    margin, which grow with the budget) plus that tail. A caller that chose a deeper budget than its configured one
+    (the manager's cache-aware reset) raises its budget to this, up to the configured one, so the deeper choice
+    summarizes older work, not the recent messages the configuration keeps (their old tool output aside: counted
+    whole, a generated agent session at 16K compacted no deeper than with the configured reset)."""
+    head, _ = _beside_tail(messages, counter, 0)
     keep = min(preserve_recent, len(messages) - head)
     current = current_turn_start(messages)
     tail = 0
@@ -225,7 +252,14 @@ def tail_need(messages: Sequence[Message], preserve_recent: int, counter: TokenC
         if i < current and any(isinstance(p, ToolResult) for p in m.parts):
             m = replace(m, parts=tuple(mask_result(p, None) if isinstance(p, ToolResult) else p for p in m.parts))
         tail += counter.count_message(m)
-    return fixed + tail
+    base = sum(counter.count_message(m) for m in messages[:head]) + tail
+    need = base
+    for _ in range(16):  # the record and the margin grow with the budget (far slower than it): the least fixed point
+        grown = base + least_record_tokens(need) + estimate_margin(need)
+        if grown <= need:
+            break
+        need = grown
+    return need
 
 
 def _framing(messages: Sequence[Message], step: Summarize) -> int:

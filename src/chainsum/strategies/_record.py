@@ -31,10 +31,14 @@ from ._plan import DropBlocks, Step, Summarize
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
+    "LEAST_SUMMARY_TOKENS",
     "MIN_SUMMARY_TOKENS",
     "RECORD_OVERHEAD_TOKENS",
     "Layout",
+    "estimate_margin",
     "layout",
+    "least_record_tokens",
+    "least_summary_tokens",
     "record_steps",
 ]
 
@@ -46,6 +50,33 @@ MIN_SUMMARY_TOKENS = 90
 """The shortest summary a summarizer is expected to write (the extractive default writes at least 300 characters,
 with its header line): a span no larger than this plus its block's framing is never worth a summarizer call, whose
 summary would be thrown away for being no smaller than what it replaces."""
+LEAST_SUMMARY_TOKENS = 30
+"""The shortest summary ever asked for, at any budget: below it a summary says too little to be worth its framing.
+A budget of 20 times that or more asks for more (`least_summary_tokens`)."""
+
+
+def least_summary_tokens(budget: int, most: int = MIN_SUMMARY_TOKENS) -> int:
+    """The shortest summary ``auto`` asks for at `budget`: a twentieth of it, from `LEAST_SUMMARY_TOKENS` up to
+    `most`. At 30 tokens the extractive summary of a 54-message agent span (asked for that little beside a current
+    turn over the budget) was its header and "(651 more items left out for length)", a record that carried nothing
+    (issue 21); at 45 it names a command, at 90 five commands and files. A small budget (``chainsum compact
+    --budget 800``) cannot spare that much."""
+    return min(most, max(LEAST_SUMMARY_TOKENS, budget // 20))
+
+
+def least_record_tokens(budget: int) -> int:
+    """The smallest record ``auto`` writes at `budget`: the record message's framing, one block's tags and the
+    shortest summary asked for at that budget (`least_summary_tokens`). Whatever is summarized, the record stands
+    beside what no plan removes (the system prompt, the current turn), so a budget is reachable only when they
+    leave this much, and the margin (`estimate_margin`), beside them: the allowance ``chainsum compact`` documents
+    and its tests grant (45 + 30 + 30 to 45 + 30 + 90 tokens: 105-165)."""
+    return RECORD_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS + least_summary_tokens(budget)
+
+
+def estimate_margin(budget: int) -> int:
+    """What a plan leaves free under `budget`, because a record's framing and a summary's length are estimates:
+    5 tokens and a hundredth of the budget."""
+    return 5 + budget // 100
 
 
 @dataclass(frozen=True, slots=True)
