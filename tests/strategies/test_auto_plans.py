@@ -129,7 +129,10 @@ def test_the_verbatim_tail_gives_way_when_it_alone_is_over_the_budget() -> None:
     cuts = safe_cuts(messages)
     n = len(messages)
     tail = sum(sizes[-10:])
-    assert verbatim_tail(messages, 10, PlanContext(budget=tail, counter=counter)) == 10
+    first = n - 10  # the tail keeps the step whose results it starts with
+    while not cuts[first]:
+        first -= 1
+    assert verbatim_tail(messages, 10, PlanContext(budget=sum(sizes[first:]), counter=counter)) == 10
     assert verbatim_tail(messages, 10, PlanContext(budget=None, counter=counter)) == 10
     for budget in (tail - 1, tail // 2, sum(sizes[-3:]), sizes[-1] + 1):
         keep = verbatim_tail(messages, 10, PlanContext(budget=budget, counter=counter))

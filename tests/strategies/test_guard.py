@@ -156,7 +156,8 @@ def test_tail_need_counts_the_tail_with_its_older_tool_output_masked() -> None:
     assert need == _least_budget(system + counter.count_messages(masked) + counter.count_messages(tail[-2:]))
     assert need >= system + least_record_tokens(need) + estimate_margin(need) + counter.count_messages(masked)
     assert need < _least_budget(system + counter.count_messages(tail)) and counter.count_message(messages[-1]) < need
-    whole = _least_budget(system + counter.count_messages(tail))
+    # the tail starts at step 0's result: kept whole, it keeps the call too; a token less, it starts at step 1
+    whole = _least_budget(system + counter.count_messages(messages[-11:]))
     for budget, kept in ((whole, 10), (whole - 1, 9)):
         ctx = PlanContext(budget=budget, counter=counter)
         assert verbatim_tail(messages, 10, replace(ctx, budget=tail_room(messages, ctx))) == kept

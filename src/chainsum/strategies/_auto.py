@@ -148,7 +148,7 @@ class AutoStrategy:
         if tokens <= budget:
             return Plan(note=f"fits the budget ({tokens} <= {budget} tokens): nothing to do")
         need = tokens - budget
-        lay = layout(messages)
+        lay = layout(messages, ctx.turn_start)
         over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
         sizes = [counter.count_message(m) for m in messages]
         # The current turn's tool output is the last thing to lose (DESIGN invariant 11), even where it alone is over
@@ -297,6 +297,7 @@ class AutoStrategy:
                 counter=ctx.counter,
                 block_budget=block_budget,
                 min_block=self.min_block_tokens,
+                least=self._least_target(budget),
                 max_depth=ctx.max_depth,
                 reason=reason,
                 span_tokens=sum(span_sizes[lay.start : cut]),
@@ -362,9 +363,14 @@ class AutoStrategy:
                 room = left - target
             steps = [replace(last, target_tokens=target, excerpt_from=stretch, excerpt_tokens=room)]
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
-        block = max(min(target, span_tokens * 3 // 10), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
+        # a summary asked for less than the usual shortest (a tight room: `_least_target`) is expected at that length
+        block = max(min(target, span_tokens * 3 // 10), min(target, self.min_summary_tokens)) + BLOCK_OVERHEAD_TOKENS
         block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0
-        if span_tokens + _freed_by_drops(messages, lay, steps, ctx.counter) <= block:
+        replaced = span_tokens + _freed_by_drops(messages, lay, steps, ctx.counter)
+        if lay.record is not None and isinstance(last, Summarize) and last.start == lay.record:
+            replaced += sizes[lay.record]  # a fold replaces the record too, and writes it anew, framing and all
+            block += RECORD_OVERHEAD_TOKENS
+        if replaced <= block:
             # The summary would cost what it replaces, and the blocks dropped beside it (at the depth cap) free no
             # more than that: the round could only grow the history, and the executor would throw its summary away,
             # a summarizer call paid for nothing. A 6-token assistant message beside an image over the whole window

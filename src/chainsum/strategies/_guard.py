@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from ..chain import current_turn_start, is_record_message, safe_cuts
+from ..chain import current_turn_start, is_record_message, newest_turn_start, safe_cuts
 from ..messages import Message, ToolCall, ToolResult
 from ..tokens import TokenCounter
 from ._auto import AutoStrategy
@@ -99,22 +99,50 @@ class TailGuard:
     def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
         tokens = ctx.counter.count_messages(messages)
         over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
+        # The pair before a newest user message gives way only where the budget is the limit (no window above it,
+        # as ``chainsum compact`` without --hard-limit), or past the window: below a window, a live session's
+        # request over its target still fits, and the step the user answers stays readable.
+        binds = ctx.hard_limit is None or over_hard
+        turn = _pair_must_give_way(messages, ctx) if binds and tokens > (ctx.budget or tokens) else None
+        if turn is not None:  # known before anything is planned: one summary then covers the pair too
+            ctx = replace(ctx, turn_start=turn)
         keep = verbatim_tail(messages, self.preserve_recent, replace(ctx, budget=tail_room(messages, ctx)))
         plan = self._guarded(messages, ctx, keep, over_hard)
+        if turn is not None and plan:
+            plan = replace(plan, turn_start=turn, note=f"{plan.note}; {_PAIR_GIVES_WAY}")
         if plan or ctx.budget is None or tokens <= ctx.budget:
             return plan
         given = _give_way(messages, ctx, plan.note)
         if given:
-            return given
+            return replace(given, turn_start=turn) if turn is not None else given
         # Nothing left to mask and still over the budget: the tail was kept on estimates (a record or a summary
         # longer than planned), so it gives way, its oldest message first, until the strategy has something to do.
         # tau-bench airline run 132 at a budget of 1,939 kept its last tool step and came out 81 tokens over with
         # nothing planned in the second round.
         for smaller in range(keep - 1, -1, -1):
             shorter = self._guarded(messages, ctx, smaller, over_hard)
-            if shorter:
-                return replace(shorter, note=f"{shorter.note}; the tail gives way: over the budget with it")
-        return given
+            if shorter:  # planned with the pair giving way when `turn` is set: marked so, as above
+                return replace(
+                    shorter, turn_start=turn, note=f"{shorter.note}; the tail gives way: over the budget with it"
+                )
+        return (self._pair_gives_way(messages, ctx, over_hard) if binds else Plan()) or given
+
+    def _pair_gives_way(self, messages: Sequence[Message], ctx: PlanContext, over_hard: bool) -> Plan:
+        """The last resort where the budget is the limit: with a user message after the last body pair, the pair
+        gives way too, its tool output masked first (`_give_way`), then planned by the strategy like any older
+        message, so that what stays whatever is done is the system prompt and the newest user message with what
+        follows it (`chain.newest_turn_start`), as DESIGN invariant 8 reads. tau-bench airline run 3 with its five
+        reservation look-ups made one parallel step right before a short user message (``tests/corpora_support.py``,
+        `parallel_step_history`) came out of ``chainsum compact --budget 3000`` at 3,325 tokens, the step whole.
+        Empty when no user message follows the pair."""
+        turn = newest_turn_start(messages)
+        if turn <= current_turn_start(messages) or ctx.turn_start is not None:
+            return Plan()
+        relaxed = replace(ctx, keep_recent=0, turn_start=turn)
+        plan = _give_way(messages, relaxed, "")
+        if not plan:
+            plan = self._guarded(messages, relaxed, 0, over_hard)
+        return replace(plan, turn_start=turn, note=f"{plan.note}; {_PAIR_GIVES_WAY}") if plan else Plan()
 
     def _guarded(self, messages: Sequence[Message], ctx: PlanContext, tail: int, over_hard: bool) -> Plan:
         """The inner plan with what reaches into the last `tail` messages taken out (see the class docstring)."""
@@ -163,6 +191,27 @@ class TailGuard:
         return messages
 
 
+_PAIR_GIVES_WAY = "the pair before the newest user message gives way: over the budget with it"
+
+
+def _pair_must_give_way(messages: Sequence[Message], ctx: PlanContext) -> int | None:
+    """`chain.newest_turn_start` when a user message follows the last body pair and the pair, with what stays
+    beside it whatever is planned (the leading system messages, the newest user message and what follows it, the
+    smallest record and the margin: `_beside_tail`), is over the budget; None otherwise. Planned with the pair
+    protected, the summary of everything older came out over the budget by the pair, and the next round could only
+    fold it deeper (tau-bench airline run 1 at 1,433 tokens: 1,441 after a 71-token summary beside a 36-token
+    answer)."""
+    if ctx.budget is None or ctx.turn_start is not None:
+        return None
+    turn = newest_turn_start(messages)
+    pair = current_turn_start(messages)
+    if turn <= pair:
+        return None
+    head, beside = _beside_tail(messages, ctx.counter, ctx.budget)
+    stays = [m for m in messages[head:pair] if m.role == "system"] + list(messages[max(head, pair) :])
+    return turn if beside + ctx.counter.count_messages(stays) > ctx.budget else None
+
+
 _GIVING_WAY = MaskStrategy(keep_last_turns=0)
 """How the kept tool output gives way (`_give_way`): the ``mask`` strategy with no recent step spared."""
 
@@ -191,7 +240,10 @@ def _what(messages: Sequence[Message], step: Mask | Clip) -> str:
 def verbatim_tail(messages: Sequence[Message], preserve_recent: int, ctx: PlanContext) -> int:
     """How many of the newest messages stay verbatim: `preserve_recent`, fewer when those alone are over
     `ctx.budget` (the most of them that fit it, the newest first; at least the newest message, which the strategies
-    protect anyway as the current turn)."""
+    protect anyway as the current turn). A tail that starts at a tool result keeps the step that made the call too
+    (no summary may split them), so when that step does not fit beside it the tail starts at the safe cut after
+    it instead: a 297-token generated history at a budget of 296 kept a 55-token step outside its counted tail,
+    and its summary could gain nothing."""
     keep = min(preserve_recent, len(messages))
     if ctx.budget is None or keep == 0:
         return keep
@@ -206,6 +258,14 @@ def verbatim_tail(messages: Sequence[Message], preserve_recent: int, ctx: PlanCo
             while k > 1 and not cuts[len(messages) - k]:
                 k -= 1
             return max(1, k)
+    start = len(messages) - keep
+    if not cuts[start]:  # the whole tail fits, but starts at a tool result: the step that made the call stays too
+        first = start
+        while first > 0 and not cuts[first]:
+            first -= 1
+        if total + sum(ctx.counter.count_message(m) for m in messages[first:start]) > ctx.budget:
+            while keep > 1 and not cuts[len(messages) - keep]:
+                keep -= 1
     return keep
 
 

@@ -118,14 +118,16 @@ class Layout:
         return inside
 
 
-def layout(messages: Sequence[Message]) -> Layout:
+def layout(messages: Sequence[Message], turn_start: int | None = None) -> Layout:
+    """Where the parts of `messages` are; the current turn from `turn_start` when given (`PlanContext.turn_start`),
+    else from the last assistant message."""
     n = len(messages)
     lead = 0
     while lead < n and _users_system(messages[lead]):
         lead += 1
     record = lead if lead < n and is_record_message(messages[lead]) else None
     start = lead + 1 if record is not None else lead
-    protected = current_turn_start(messages)
+    protected = current_turn_start(messages) if turn_start is None else turn_start
     end = max(start, protected)
     systems = tuple(i for i in range(start, end) if _users_system(messages[i]))
     newest = next((i for i in range(n - 1, start - 1, -1) if messages[i].role == "user"), None)
@@ -152,6 +154,7 @@ def record_steps(
     reason: str,
     span_tokens: int | None = None,
     expected_ratio: float = 1.0,
+    least: int | None = None,
 ) -> tuple[list[Step], int]:
     """The steps that summarize ``messages[lay.start:cut]`` into a new block of the record, and the block's length
     target in tokens.
@@ -160,7 +163,10 @@ def record_steps(
     it, they are folded into the new summary (the span starts at the record; the block is one level deeper) while
     that stays within `max_depth`; past it, the oldest blocks are dropped (`DropBlocks`) until the rest leaves room.
     With `span_tokens`, the target is also at most `expected_ratio` of the span (never below `min_block`): the cut was
-    planned with that length, and a target above it would let the summary overrun the plan.
+    planned with that length, and a target above it would let the summary overrun the plan. With `least` (the
+    shortest summary asked for at this budget), a folded block is asked for no more than `block_budget` leaves
+    beside the record's framing, down to `least`: at a budget of 265 tokens a fold asked for `min_block` (120)
+    could only grow the history, and no summary was planned at all.
     """
     cap = None if span_tokens is None else max(min_block, int(span_tokens * expected_ratio))
 
@@ -187,6 +193,8 @@ def record_steps(
         # at most half the blocks' room: a folded block asked for all of it (and a summarizer that keeps to the
         # length it is asked for) left the next summary no room beside it, so the next round folded again
         target = max(min_block, (block_budget - RECORD_OVERHEAD_TOKENS) // 2 - BLOCK_OVERHEAD_TOKENS)
+        if least is not None:
+            target = max(least, min(target, block_budget - RECORD_OVERHEAD_TOKENS - BLOCK_OVERHEAD_TOKENS))
         why = f"{reason}; the {len(blocks)} earlier summaries folded in (depth {deepest + 1})"
         step = Summarize(
             start=lay.record, end=cut, form="record", reason=why, target_tokens=target, keep=lay.keep(lay.start, cut)
