@@ -80,7 +80,7 @@ def _histories(draw: st.DrawFn) -> list[Message]:
     return messages
 
 
-@settings(max_examples=examples(40))
+@settings(max_examples=examples(100))
 @given(_histories(), st.sampled_from(["openai", "anthropic"]), st.floats(0.0, 1.0))
 def test_a_reachable_budget_of_a_generated_history_is_reached(
     messages: list[Message], provider: str, share: float
