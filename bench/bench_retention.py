@@ -1,6 +1,7 @@
 """Retention: how many of a conversation's identifiers survive compaction.
 
-Run: ``uv run python bench/bench_retention.py [--limit N]``.
+Run: ``uv run python bench/bench_retention.py [--limit N] [--corpora tau-bench,tau2-bench] [--strategies auto,compact]
+[--shares 0.25,0.5,0.75]``.
 
 For each strategy, with the extractive summarizer (no model), at budgets of 25 %, 50 % and 75 % of each
 conversation's original tokens, over the shared corpora: the share of the original's identifiers (file paths, URLs,
@@ -9,6 +10,10 @@ names) still present anywhere in the output text, next to plain truncation at th
 messages, then the newest messages that fit, a leading tool result dropped so the history stays valid). The
 identifier finder here is deliberately independent of the extractive summarizer's own, so the figure is not
 self-fulfilling. The last lines say whether the default strategy (``auto``) is ever below truncation.
+
+``compact`` is ``auto`` as ``chainsum compact`` runs it (`chainsum.manager.CompactionSettings` of the default
+configuration: behind the tail guard that keeps the last messages verbatim while they fit), so a change to the guard
+shows here too. It is left out of the last lines' verdict.
 """
 
 from __future__ import annotations
@@ -28,12 +33,17 @@ from chainsum.testing.baselines import truncate
 from chainsum.testing.retention import identifiers, texts
 from chainsum.tokens import get_counter
 
-STRATEGIES = ("truncate", "mask", "ratio", "sections", "safe-split", "auto")
+STRATEGIES = ("truncate", "mask", "ratio", "sections", "safe-split", "auto", "compact")
 SHARES = (0.25, 0.5, 0.75)
 
 
 def strategy(name: str) -> Strategy:
     from chainsum import strategies as s
+
+    if name == "compact":
+        from chainsum.manager import CompactionSettings, ManagerConfig
+
+        return CompactionSettings.from_config(ManagerConfig()).strategy
 
     return {
         "auto": s.AutoStrategy,
@@ -47,10 +57,19 @@ def strategy(name: str) -> Strategy:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit", type=int, default=0, help="use only the first N conversations of each corpus")
+    parser.add_argument("--corpora", default="", help="comma-separated corpus folders to read (default: all)")
+    parser.add_argument("--strategies", default="", help="comma-separated rows to run (default: all; truncate always)")
+    parser.add_argument("--shares", default="", help="comma-separated budgets as shares of each conversation")
     args = parser.parse_args()
+    chosen = [n for n in args.strategies.split(",") if n and n != "truncate"]
+    names = ["truncate", *chosen] if chosen else list(STRATEGIES)
+    shares = tuple(float(x) for x in args.shares.split(",") if x) or SHARES
     counter = get_counter("heuristic")
     summarizer = ExtractiveSummarizer()
     docs = list(iter_documents(include_subagents=False))
+    if args.corpora:
+        wanted = set(args.corpora.split(","))
+        docs = [d for d in docs if d.label.split("/")[0] in wanted]
     if args.limit:
         seen: dict[str, int] = {}
         keep: list[CorpusDocument] = []
@@ -77,8 +96,8 @@ def main() -> None:
     head = " ".join(f"{c[:11]:>11}" for c in corpora)
     print(f"{'strategy':12} {'budget':>6} {'retained':>9} {head} {'tokens':>7} {'fits':>6} {'valid':>6} {'s':>6}")
     mean_by: dict[tuple[str, float], float] = {}
-    for name in STRATEGIES:
-        for share in SHARES:
+    for name in names:
+        for share in shares:
             kept: list[float] = []
             by_corpus: dict[str, list[float]] = {c: [] for c in corpora}
             ratios: list[float] = []
@@ -118,7 +137,7 @@ def main() -> None:
                 f"{name:12} {share:6.0%} {statistics.mean(kept):9.1%} {cols} {statistics.mean(ratios):7.2f} "
                 f"{fits / len(convs):6.0%} {valid / len(convs):6.0%} {seconds:6.1f}"
             )
-    for share in SHARES:
+    for share in shares if "auto" in names else ():
         auto, base = mean_by[("auto", share)], mean_by[("truncate", share)]
         verdict = "at or above" if auto >= base else "BELOW"
         print(f"auto at {share:.0%}: {auto:.1%} retained, {auto / max(base, 1e-9):.2f}x truncation ({verdict} it)")

@@ -13,12 +13,14 @@ Import as ``from corpora_support import ...`` (``tests/`` must be on ``sys.path`
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from chainsum.testing import CorpusDocument, corpora_root, iter_documents
 
-__all__ = ["EXCERPTS", "FULL", "data_root", "document", "documents"]
+__all__ = ["EXCERPTS", "FULL", "data_root", "document", "documents", "parallel_step_history"]
 
 EXCERPTS = Path(__file__).parent / "data" / "corpora"
 """The excerpts: the corpora's layout and file names, a run left out of a list file ``null``."""
@@ -43,3 +45,16 @@ def document(label: str) -> CorpusDocument:
     if found is None:
         raise LookupError(f"{label} is in neither the corpora nor tests/data/corpora (make_corpus_excerpts.py)")
     return found
+
+
+def parallel_step_history() -> list[dict[str, Any]]:
+    """tau-bench airline run 3 as issue 32 describes its failing conversation: the five ``get_reservation_details``
+    look-ups (messages 8-17, one call each) made one five-way parallel step, moved to the end, and a short user
+    message after it, the three failed payment attempts (messages 50-55) left out: 51 OpenAI Chat Completions
+    messages, 8,157 tokens by the heuristic counter, the 1,255-token system prompt first. No run of the corpus has a
+    parallel call; this is the shape the issue reports (a short last user message right after a five-way step)."""
+    run: list[dict[str, Any]] = copy.deepcopy(document("tau-bench/gpt-4o-airline.json#3").data)
+    step = copy.deepcopy(run[8])
+    step["tool_calls"] = [run[i]["tool_calls"][0] for i in range(8, 18, 2)]
+    results = [run[i] for i in range(9, 18, 2)]
+    return [*run[:8], *run[18:50], *run[56:60], step, *results, {"role": "user", "content": "Great, which one is it?"}]

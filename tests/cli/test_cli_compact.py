@@ -421,3 +421,22 @@ def test_a_log_line_is_printed_above_the_bar_not_through_it(tmp_path: Path) -> N
     assert warning[0].endswith("| summary failed; originals kept"), warning  # whole: nothing drawn over it
     assert not any("━" in line or "summarizer calls" in line for line in screen), screen  # the bar cleared
     assert screen.index(warning[0]) < next(i for i, line in enumerate(screen) if line.startswith("tokens 2801"))
+
+
+def test_a_reachable_budget_is_reached_and_an_unreachable_one_says_which_part_is_over(tmp_path: Path) -> None:
+    """Issue 32: a short user message right after a five-way tool step, at 3,000 tokens, exited 1 at 3,325 with the
+    step whole; the step is not the current turn once the user has spoken, so the budget is reached (exit 0). A
+    budget that cannot be reached still exits 1, naming the part that alone is over it."""
+    from corpora_support import parallel_step_history
+
+    path, out = tmp_path / "parallel.json", tmp_path / "out.json"
+    path.write_text(json.dumps(parallel_step_history()))
+    code, _, err = run("compact", str(path), "--budget", "3000", "-o", str(out))
+    assert code == 0, err
+    assert "tokens 8157 -> " in err and validate(load(out.read_text()).messages, "openai") == []
+    code, _, err = run("compact", str(path), "--budget", "1000", "-o", str(out))
+    assert code == 1 and re.search(r"the system prompt alone is 12\d\d tokens, over the budget of 1000", err)
+    code, _, err = run("compact", str(path), "--budget", "1300", "-o", str(out))
+    assert code == 1 and "less than the smallest summary record needs" in err
+    code, _, err = run("compact", EXAMPLE, "--budget", "100", "-o", str(out))
+    assert code == 1 and "the current turn alone (the newest user message and what follows it) is" in err

@@ -13,6 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import chainsum
+from chainsum.chain import safe_cuts
 from chainsum.executor import compact_sync
 from chainsum.formats import load
 from chainsum.manager import ContextManager, ManagerConfig
@@ -120,16 +121,23 @@ def test_the_tail_guard_drops_the_edits_planned_after_a_summary_it_shortens() ->
 def test_the_verbatim_tail_gives_way_when_it_alone_is_over_the_budget() -> None:
     """Kept whole, a tail over the budget leaves the history over it whatever is done before it (Codex at a 40K
     window: five tool steps above the 32K trigger after every compaction): the guard keeps the most of the newest
-    messages that fit the budget, at least the newest one."""
+    messages that fit the budget and start at a safe cut (a tail starting at a tool result kept the step that made
+    the call too, uncounted), at least the newest one."""
     messages = list(load(agent_session(60, seed=3)).messages)
     counter = HeuristicCounter()
     sizes = [counter.count_message(m) for m in messages]
+    cuts = safe_cuts(messages)
+    n = len(messages)
     tail = sum(sizes[-10:])
-    assert verbatim_tail(messages, 10, PlanContext(budget=tail, counter=counter)) == 10
+    first = n - 10  # the tail keeps the step whose results it starts with
+    while not cuts[first]:
+        first -= 1
+    assert verbatim_tail(messages, 10, PlanContext(budget=sum(sizes[first:]), counter=counter)) == 10
     assert verbatim_tail(messages, 10, PlanContext(budget=None, counter=counter)) == 10
     for budget in (tail - 1, tail // 2, sum(sizes[-3:]), sizes[-1] + 1):
         keep = verbatim_tail(messages, 10, PlanContext(budget=budget, counter=counter))
         assert 1 <= keep < 10
-        assert keep == 1 or sum(sizes[-keep:]) <= budget  # the newest message stays, whatever its size
-        assert budget < sum(sizes[-keep - 1 :])
+        assert keep == 1 or (sum(sizes[-keep:]) <= budget and cuts[n - keep])  # the newest stays, whatever its size
+        larger = next(k for k in range(keep + 1, n + 1) if cuts[n - k])
+        assert budget < sum(sizes[-larger:])
     assert verbatim_tail(messages, 10, PlanContext(budget=1, counter=counter)) == 1

@@ -10,7 +10,7 @@ from ._constants import (
     SUMMARIZATION_TOOL_NAME,
     SUMMARIZED_CONTENT_PREFIX,
 )
-from ._cuts import current_turn_start, safe_cuts, turn_starts
+from ._cuts import current_turn_start, newest_turn_start, safe_cuts, turn_starts
 from ._ids import CHARSETS, IdTemplate, id_from_template, parse_template
 from ._nodes import (
     BodyPair,
@@ -82,6 +82,7 @@ __all__ = [
     "match_results",
     "message_depth",
     "new_block",
+    "newest_turn_start",
     "parse_template",
     "record_blocks",
     "record_message",

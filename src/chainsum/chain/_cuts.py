@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..messages import Message
 
-__all__ = ["current_turn_start", "safe_cuts", "turn_starts"]
+__all__ = ["current_turn_start", "newest_turn_start", "safe_cuts", "turn_starts"]
 
 
 def safe_cuts(messages: Sequence[Message]) -> list[bool]:
@@ -46,3 +46,19 @@ def current_turn_start(messages: Sequence[Message]) -> int:
         if messages[i].role == "assistant":
             return i
     return len(messages)
+
+
+def newest_turn_start(messages: Sequence[Message]) -> int:
+    """Index where the newest turn starts when the pair before it may give way: the last user message, when it
+    comes after the last assistant message (a turn the assistant has not answered yet), else `current_turn_start`.
+
+    The last body pair is kept verbatim as the current turn (`current_turn_start`); once a user message follows it,
+    its calls are answered and its reasoning signature no longer required, so what no plan may ever remove is only
+    the user's newest message and what follows it (DESIGN invariant 8: no request goes over the window unless the
+    system messages and the newest user message alone exceed it). `chainsum.strategies.TailGuard` lets a plan reach
+    that far only when nothing else is left to bring the history under its budget."""
+    last = current_turn_start(messages)
+    for i in range(len(messages) - 1, last, -1):
+        if messages[i].role == "user":
+            return i
+    return last

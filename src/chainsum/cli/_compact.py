@@ -90,6 +90,19 @@ def _print_plans(result: CompactResult) -> None:
     )
 
 
+def _why_not_reached(conv: Conversation, budget: int, *, keep_pair: bool) -> str:
+    """Which part alone is over `budget` (`chainsum.executor.budget_floor`, with the counter `compact_document`
+    uses), or, when none is, that the budget could have been reached: a shortfall of chainsum's, said as one."""
+    from ..executor import budget_floor
+    from ..tokens import HeuristicCounter
+
+    floor = budget_floor(conv.messages, HeuristicCounter(), budget, keep_pair=keep_pair)
+    return floor.shortfall() or (
+        f"the system prompt ({floor.system} tokens), the current turn ({floor.turn}) and the smallest summary record "
+        f"({floor.record}) fit it, so chainsum fell short of what it could reach"
+    )
+
+
 def _compact(
     conv: Conversation,
     settings: CompactionSettings,
@@ -237,10 +250,10 @@ def compact_cmd(
     )
     write_json(compacted.document, output)
     problems: list[str] = []
-    if not result.fits and not smallest:
+    if not result.fits and not smallest and result.budget is not None:
         problems.append(
-            f"the budget was not reached: {result.tokens_after} tokens for a budget of {result.budget} (what no "
-            "strategy may remove, the system prompt and the current turn, may be larger)"
+            f"the budget was not reached: {result.tokens_after} tokens for a budget of {result.budget}: "
+            + _why_not_reached(conv, result.budget, keep_pair=limit is not None)
         )
     if not result.valid:
         problems.append(f"the output breaks {target}'s rules: {result.problems[0]}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..chain import current_turn_start, is_record_message, is_summary_system, safe_cuts
+from ..chain import current_turn_start, is_record_message, is_summary_system, newest_turn_start, safe_cuts
 from ..messages import Message, ToolCall, ToolResult
 from ..strategies import DropBlocks, Evict, Mask, Plan, Step, Summarize, SummarizePart
 
@@ -13,11 +13,19 @@ __all__ = ["check_plan"]
 
 def check_plan(plan: Plan, messages: Sequence[Message], name: str) -> None:
     """Reject a plan that would break an invariant: overlapping steps, unsafe cuts, the user's system messages (a
-    span may reach over one only to keep it aside, verbatim), the current turn. Raises ValueError naming the
-    strategy and the step."""
+    span may reach over one only to keep it aside, verbatim), the current turn (from `Plan.turn_start` when the plan
+    lets the last body pair give way, never past the newest user message). Raises ValueError naming the strategy
+    and the step."""
     n = len(messages)
     cuts = safe_cuts(messages)
     protected = current_turn_start(messages)
+    if plan.turn_start is not None:  # the last body pair gives way: never past the newest user message after it
+        if not protected <= plan.turn_start <= newest_turn_start(messages):
+            raise ValueError(
+                f"strategy {name!r} planned with the current turn from message {plan.turn_start}, outside "
+                f"{protected}..{newest_turn_start(messages)}"
+            )
+        protected = plan.turn_start
     covered: set[int] = set()
     parts: set[tuple[int, int]] = set()
     records: set[int] = set()

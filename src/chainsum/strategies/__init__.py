@@ -20,6 +20,7 @@ from ._mask_calls import ARGUMENT_MASK_PREFIX, mask_call
 from ._note import NOTE_CHARS, Carried, archive_note, blocks_lines, messages_lines
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize, SummarizePart
 from ._ratio import RatioStrategy
+from ._record import estimate_margin, least_record_tokens
 from ._safe_split import SafeSplitConfig, SafeSplitStrategy
 from ._sections import SectionsConfig, SectionsStrategy
 
@@ -53,7 +54,9 @@ __all__ = [
     "archive_note",
     "blocks_lines",
     "clip_result",
+    "estimate_margin",
     "is_masked",
+    "least_record_tokens",
     "mask_call",
     "mask_result",
     "messages_lines",

@@ -50,17 +50,15 @@ from ._record import (
     MIN_SUMMARY_TOKENS,
     RECORD_OVERHEAD_TOKENS,
     Layout,
+    estimate_margin,
     layout,
+    least_summary_tokens,
     record_steps,
 )
 
 __all__ = ["AutoStrategy"]
 
 logger = logging.getLogger(__name__)
-
-_LEAST_TARGET_TOKENS = 30
-"""The shortest summary ever asked for, at any budget: below it a summary says too little to be worth its framing.
-A budget of 20 times that or more asks for more (`_least_target`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +148,7 @@ class AutoStrategy:
         if tokens <= budget:
             return Plan(note=f"fits the budget ({tokens} <= {budget} tokens): nothing to do")
         need = tokens - budget
-        lay = layout(messages)
+        lay = layout(messages, ctx.turn_start)
         over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
         sizes = [counter.count_message(m) for m in messages]
         # The current turn's tool output is the last thing to lose (DESIGN invariant 11), even where it alone is over
@@ -185,12 +183,9 @@ class AutoStrategy:
         return Plan(note=f"{need} tokens over the budget, but nothing left that may be summarized")
 
     def _least_target(self, budget: int) -> int:
-        """The shortest summary asked for at this budget: a twentieth of it, from `_LEAST_TARGET_TOKENS` up to
-        `min_summary_tokens`. At 30 tokens the extractive summary of a 54-message agent span (asked for that little
-        beside a current turn over the budget) was its header and "(651 more items left out for length)", a record
-        that carried nothing (issue 21); at 45 it names a command, at 90 five commands and files. A small budget
-        (``chainsum compact --budget 800``) cannot spare that much."""
-        return min(self.min_summary_tokens, max(_LEAST_TARGET_TOKENS, budget // 20))
+        """The shortest summary asked for at this budget (`_record.least_summary_tokens`, at most
+        `min_summary_tokens`); `TailGuard` leaves the record that much room beside the tail it keeps."""
+        return least_summary_tokens(budget, self.min_summary_tokens)
 
     def _masks(self, messages: Sequence[Message], ctx: PlanContext, keep_last_turns: int) -> list[tuple[Step, int]]:
         return mask_candidates(
@@ -254,7 +249,7 @@ class AutoStrategy:
             least = max(int(summary), self.min_summary_tokens, floor)
             return min(block_budget, existing + BLOCK_OVERHEAD_TOKENS + least)
 
-        margin = 5 + budget // 100  # the framing's cost and the summary's length are estimates
+        margin = estimate_margin(budget)  # the framing's cost and the summary's length are estimates
         # The record gives way before anything newer: when what stays whatever the cut (the current turn, and the
         # verbatim tail from `highest` on) leaves the blocks less than their share, no cut brings the history under
         # the budget beside them, so their share shrinks to what is left and `record_steps` folds them (or drops the
@@ -302,6 +297,7 @@ class AutoStrategy:
                 counter=ctx.counter,
                 block_budget=block_budget,
                 min_block=self.min_block_tokens,
+                least=self._least_target(budget),
                 max_depth=ctx.max_depth,
                 reason=reason,
                 span_tokens=sum(span_sizes[lay.start : cut]),
@@ -367,9 +363,14 @@ class AutoStrategy:
                 room = left - target
             steps = [replace(last, target_tokens=target, excerpt_from=stretch, excerpt_tokens=room)]
         span_tokens = sum(sizes[lay.start : cut]) - sum(sizes[k] for k in kept)
-        block = max(min(target, span_tokens * 3 // 10), self.min_summary_tokens) + BLOCK_OVERHEAD_TOKENS
+        # a summary asked for less than the usual shortest (a tight room: `_least_target`) is expected at that length
+        block = max(min(target, span_tokens * 3 // 10), min(target, self.min_summary_tokens)) + BLOCK_OVERHEAD_TOKENS
         block += RECORD_OVERHEAD_TOKENS if lay.record is None else 0
-        if span_tokens + _freed_by_drops(messages, lay, steps, ctx.counter) <= block:
+        replaced = span_tokens + _freed_by_drops(messages, lay, steps, ctx.counter)
+        if lay.record is not None and isinstance(last, Summarize) and last.start == lay.record:
+            replaced += sizes[lay.record]  # a fold replaces the record too, and writes it anew, framing and all
+            block += RECORD_OVERHEAD_TOKENS
+        if replaced <= block:
             # The summary would cost what it replaces, and the blocks dropped beside it (at the depth cap) free no
             # more than that: the round could only grow the history, and the executor would throw its summary away,
             # a summarizer call paid for nothing. A 6-token assistant message beside an image over the whole window

@@ -10,14 +10,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
-from ..chain import current_turn_start, is_record_message, safe_cuts
+from ..chain import current_turn_start, is_record_message, newest_turn_start, safe_cuts
 from ..messages import Message, ToolCall, ToolResult
 from ..tokens import TokenCounter
 from ._auto import AutoStrategy
 from ._mask import MaskStrategy, mask_result
 from ._plan import Clip, DropBlocks, Evict, Mask, Plan, PlanContext, Step, Strategy, Summarize
 from ._ratio import RatioStrategy
-from ._record import BLOCK_OVERHEAD_TOKENS, MIN_SUMMARY_TOKENS, RECORD_OVERHEAD_TOKENS
+from ._record import (
+    BLOCK_OVERHEAD_TOKENS,
+    MIN_SUMMARY_TOKENS,
+    RECORD_OVERHEAD_TOKENS,
+    estimate_margin,
+    least_record_tokens,
+)
 from ._safe_split import SafeSplitStrategy
 from ._sections import SectionsStrategy
 
@@ -93,11 +99,50 @@ class TailGuard:
     def plan(self, messages: Sequence[Message], ctx: PlanContext) -> Plan:
         tokens = ctx.counter.count_messages(messages)
         over_hard = ctx.hard_limit is not None and tokens > ctx.hard_limit
+        # The pair before a newest user message gives way only where the budget is the limit (no window above it,
+        # as ``chainsum compact`` without --hard-limit), or past the window: below a window, a live session's
+        # request over its target still fits, and the step the user answers stays readable.
+        binds = ctx.hard_limit is None or over_hard
+        turn = _pair_must_give_way(messages, ctx) if binds and tokens > (ctx.budget or tokens) else None
+        if turn is not None:  # known before anything is planned: one summary then covers the pair too
+            ctx = replace(ctx, turn_start=turn)
         keep = verbatim_tail(messages, self.preserve_recent, replace(ctx, budget=tail_room(messages, ctx)))
         plan = self._guarded(messages, ctx, keep, over_hard)
+        if turn is not None and plan:
+            plan = replace(plan, turn_start=turn, note=f"{plan.note}; {_PAIR_GIVES_WAY}")
         if plan or ctx.budget is None or tokens <= ctx.budget:
             return plan
-        return _give_way(messages, ctx, plan.note)
+        given = _give_way(messages, ctx, plan.note)
+        if given:
+            return replace(given, turn_start=turn) if turn is not None else given
+        # Nothing left to mask and still over the budget: the tail was kept on estimates (a record or a summary
+        # longer than planned), so it gives way, its oldest message first, until the strategy has something to do.
+        # tau-bench airline run 132 at a budget of 1,939 kept its last tool step and came out 81 tokens over with
+        # nothing planned in the second round.
+        for smaller in range(keep - 1, -1, -1):
+            shorter = self._guarded(messages, ctx, smaller, over_hard)
+            if shorter:  # planned with the pair giving way when `turn` is set: marked so, as above
+                return replace(
+                    shorter, turn_start=turn, note=f"{shorter.note}; the tail gives way: over the budget with it"
+                )
+        return (self._pair_gives_way(messages, ctx, over_hard) if binds else Plan()) or given
+
+    def _pair_gives_way(self, messages: Sequence[Message], ctx: PlanContext, over_hard: bool) -> Plan:
+        """The last resort where the budget is the limit: with a user message after the last body pair, the pair
+        gives way too, its tool output masked first (`_give_way`), then planned by the strategy like any older
+        message, so that what stays whatever is done is the system prompt and the newest user message with what
+        follows it (`chain.newest_turn_start`), as DESIGN invariant 8 reads. tau-bench airline run 3 with its five
+        reservation look-ups made one parallel step right before a short user message (``tests/corpora_support.py``,
+        `parallel_step_history`) came out of ``chainsum compact --budget 3000`` at 3,325 tokens, the step whole.
+        Empty when no user message follows the pair."""
+        turn = newest_turn_start(messages)
+        if turn <= current_turn_start(messages) or ctx.turn_start is not None:
+            return Plan()
+        relaxed = replace(ctx, keep_recent=0, turn_start=turn)
+        plan = _give_way(messages, relaxed, "")
+        if not plan:
+            plan = self._guarded(messages, relaxed, 0, over_hard)
+        return replace(plan, turn_start=turn, note=f"{plan.note}; {_PAIR_GIVES_WAY}") if plan else Plan()
 
     def _guarded(self, messages: Sequence[Message], ctx: PlanContext, tail: int, over_hard: bool) -> Plan:
         """The inner plan with what reaches into the last `tail` messages taken out (see the class docstring)."""
@@ -146,6 +191,27 @@ class TailGuard:
         return messages
 
 
+_PAIR_GIVES_WAY = "the pair before the newest user message gives way: over the budget with it"
+
+
+def _pair_must_give_way(messages: Sequence[Message], ctx: PlanContext) -> int | None:
+    """`chain.newest_turn_start` when a user message follows the last body pair and the pair, with what stays
+    beside it whatever is planned (the leading system messages, the newest user message and what follows it, the
+    smallest record and the margin: `_beside_tail`), is over the budget; None otherwise. Planned with the pair
+    protected, the summary of everything older came out over the budget by the pair, and the next round could only
+    fold it deeper (tau-bench airline run 1 at 1,433 tokens: 1,441 after a 71-token summary beside a 36-token
+    answer)."""
+    if ctx.budget is None or ctx.turn_start is not None:
+        return None
+    turn = newest_turn_start(messages)
+    pair = current_turn_start(messages)
+    if turn <= pair:
+        return None
+    head, beside = _beside_tail(messages, ctx.counter, ctx.budget)
+    stays = [m for m in messages[head:pair] if m.role == "system"] + list(messages[max(head, pair) :])
+    return turn if beside + ctx.counter.count_messages(stays) > ctx.budget else None
+
+
 _GIVING_WAY = MaskStrategy(keep_last_turns=0)
 """How the kept tool output gives way (`_give_way`): the ``mask`` strategy with no recent step spared."""
 
@@ -174,49 +240,70 @@ def _what(messages: Sequence[Message], step: Mask | Clip) -> str:
 def verbatim_tail(messages: Sequence[Message], preserve_recent: int, ctx: PlanContext) -> int:
     """How many of the newest messages stay verbatim: `preserve_recent`, fewer when those alone are over
     `ctx.budget` (the most of them that fit it, the newest first; at least the newest message, which the strategies
-    protect anyway as the current turn)."""
+    protect anyway as the current turn). A tail that starts at a tool result keeps the step that made the call too
+    (no summary may split them), so when that step does not fit beside it the tail starts at the safe cut after
+    it instead: a 297-token generated history at a budget of 296 kept a 55-token step outside its counted tail,
+    and its summary could gain nothing."""
     keep = min(preserve_recent, len(messages))
     if ctx.budget is None or keep == 0:
         return keep
     total = 0
+    cuts = safe_cuts(messages)
     for k in range(1, keep + 1):
         total += ctx.counter.count_message(messages[-k])
         if total > ctx.budget:
-            return max(1, k - 1)
+            # the tail starts at a safe cut: one starting at a tool result kept the step that made the call too (a
+            # summary's span ends at a safe cut), which was counted out of the tail for not fitting
+            k -= 1
+            while k > 1 and not cuts[len(messages) - k]:
+                k -= 1
+            return max(1, k)
+    start = len(messages) - keep
+    if not cuts[start]:  # the whole tail fits, but starts at a tool result: the step that made the call stays too
+        first = start
+        while first > 0 and not cuts[first]:
+            first -= 1
+        if total + sum(ctx.counter.count_message(m) for m in messages[first:start]) > ctx.budget:
+            while keep > 1 and not cuts[len(messages) - keep]:
+                keep -= 1
     return keep
 
 
 def tail_room(messages: Sequence[Message], ctx: PlanContext) -> int | None:
     """What of `ctx.budget` the verbatim tail may take: the budget less what stays beside the tail whatever is
-    planned, the leading system messages (no plan removes them) and the record of everything older (at least the
-    shortest summary in its block). None without a budget.
+    planned, the leading system messages (no plan removes them), the record of everything older (at its smallest:
+    `least_record_tokens`, the record message's framing, one block and the shortest summary asked for at this
+    budget) and the margin a plan leaves for its estimates (`estimate_margin`). None without a budget.
 
     Given the whole budget, the tail was kept whenever it fit by itself: ``chainsum compact --budget 500`` on the
     support example kept the last 8 messages (477 tokens) and came out at 632 tokens with the system prompt and the
-    summary, over the budget whatever was summarized."""
+    summary, over the budget whatever was summarized. Without the record's framing and the margin (45 and 5 tokens
+    and a hundredth of the budget), the tail took room the record needed: ``--budget 1789`` on tau-bench airline
+    run 36 kept 9 messages, asked the summary for 89 tokens where 27 were left, and came out at 1,828 tokens."""
     if ctx.budget is None:
         return None
-    return max(0, ctx.budget - _beside_tail(messages, ctx.counter)[1])
+    return max(0, ctx.budget - _beside_tail(messages, ctx.counter, ctx.budget)[1])
 
 
-def _beside_tail(messages: Sequence[Message], counter: TokenCounter) -> tuple[int, int]:
-    """(how many leading system messages, the tokens that stay beside the tail whatever is planned: those messages
-    and the shortest summary in its block)."""
+def _beside_tail(messages: Sequence[Message], counter: TokenCounter, budget: int) -> tuple[int, int]:
+    """(how many leading system messages, the tokens that stay beside the tail at `budget` whatever is planned:
+    those messages, the smallest record and the plan's margin)."""
     head = 0
     while head < len(messages) - 1 and messages[head].role == "system":
         head += 1
-    return head, sum(counter.count_message(m) for m in messages[:head]) + MIN_SUMMARY_TOKENS + BLOCK_OVERHEAD_TOKENS
+    systems = sum(counter.count_message(m) for m in messages[:head])
+    return head, systems + least_record_tokens(budget) + estimate_margin(budget)
 
 
 def tail_need(messages: Sequence[Message], preserve_recent: int, counter: TokenCounter) -> int:
     """The least budget at which `TailGuard` keeps the newest `preserve_recent` messages of `messages`, their tool
     output before the current turn masked (what gives way first when they do not all fit, before any of them is
-    summarized): what `tail_room` takes off the budget (the leading system messages, the shortest summary in its
-    block) plus that tail. A caller that chose a deeper budget than its configured one (the manager's cache-aware
-    reset) raises its budget to this, up to the configured one, so the deeper choice summarizes older work, not
-    the recent messages the configuration keeps (their old tool output aside: counted whole, a generated agent
-    session at 16K compacted no deeper than with the configured reset)."""
-    head, fixed = _beside_tail(messages, counter)
+    summarized): what `tail_room` takes off the budget (the leading system messages, the smallest record, the
+    margin, which grow with the budget) plus that tail. A caller that chose a deeper budget than its configured one
+    (the manager's cache-aware reset) raises its budget to this, up to the configured one, so the deeper choice
+    summarizes older work, not the recent messages the configuration keeps (their old tool output aside: counted
+    whole, a generated agent session at 16K compacted no deeper than with the configured reset)."""
+    head, _ = _beside_tail(messages, counter, 0)
     keep = min(preserve_recent, len(messages) - head)
     current = current_turn_start(messages)
     tail = 0
@@ -225,7 +312,14 @@ def tail_need(messages: Sequence[Message], preserve_recent: int, counter: TokenC
         if i < current and any(isinstance(p, ToolResult) for p in m.parts):
             m = replace(m, parts=tuple(mask_result(p, None) if isinstance(p, ToolResult) else p for p in m.parts))
         tail += counter.count_message(m)
-    return fixed + tail
+    base = sum(counter.count_message(m) for m in messages[:head]) + tail
+    need = base
+    for _ in range(16):  # the record and the margin grow with the budget (far slower than it): the least fixed point
+        grown = base + least_record_tokens(need) + estimate_margin(need)
+        if grown <= need:
+            break
+        need = grown
+    return need
 
 
 def _framing(messages: Sequence[Message], step: Summarize) -> int:

@@ -238,12 +238,14 @@ def mask_candidates(
     tail: int,
     end: int | None = None,
 ) -> list[tuple[Step, int]]:
-    """Every mask and clip step the history allows before `end` (default: the current turn), oldest first, each with
+    """Every mask and clip step the history allows before `end` (default: the current turn, from
+    `PlanContext.turn_start` when set), oldest first, each with
     the tokens it is expected to save. Results of the last `keep_last_turns` tool-using steps are only clipped (when
     huge), never masked; masked results, summary pairs and results too small to gain anything are left alone. The
     long arguments of calls before those steps are masked too (`mask_call`: a file an agent wrote is stale as soon
     as it wrote the next version)."""
-    limit = current_turn_start(messages) if end is None else min(end, current_turn_start(messages))
+    turn = current_turn_start(messages) if ctx.turn_start is None else ctx.turn_start
+    limit = turn if end is None else min(end, turn)
     steps_with_calls = [i for i in range(limit) if messages[i].tool_calls and messages[i].role != "tool"]
     if keep_last_turns == 0:
         recent_from = limit

@@ -137,6 +137,10 @@ class Plan:
     steps: tuple[Step, ...] = ()
     note: str = ""
     """What the planner concluded (printed in dry runs), e.g. "fits the budget: nothing to do"."""
+    turn_start: int | None = None
+    """Where the turn no step may reach starts, when the plan lets the last body pair give way (planned with
+    `PlanContext.turn_start`); None: at the last assistant message (`chain.current_turn_start`). The executor's
+    check holds the plan to it, and never lets it past the newest user message (`chain.newest_turn_start`)."""
 
     def __bool__(self) -> bool:
         return bool(self.steps)
@@ -164,6 +168,12 @@ class PlanContext:
     """Tokens above which the provider rejects the request (the model's context window), when known. Only past it
     may a strategy edit the current turn: ``auto`` then clips the current turn's oversized tool output, as a last
     resort, because a request the provider must refuse helps nobody."""
+    turn_start: int | None = None
+    """Where the current turn starts for this plan, when not at the last assistant message: `TailGuard` sets it to
+    the newest user message after it (`chain.newest_turn_start`) when the history is over the budget with nothing
+    else left to do, so the pair before that message may give way (its tool output masked, then summarized), and
+    marks the plan with it (`Plan.turn_start`). ``auto`` and ``mask`` honour it; a planner that does not plans as
+    without it, before the last assistant message."""
     extra: dict[str, object] = field(default_factory=dict[str, object])
     """Facts from the executor: `compact` sets ``tokens_before`` (the input's size when compaction started), which
     ``auto`` uses as the base of its default target when no budget is given."""

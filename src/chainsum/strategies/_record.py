@@ -31,10 +31,14 @@ from ._plan import DropBlocks, Step, Summarize
 
 __all__ = [
     "BLOCK_OVERHEAD_TOKENS",
+    "LEAST_SUMMARY_TOKENS",
     "MIN_SUMMARY_TOKENS",
     "RECORD_OVERHEAD_TOKENS",
     "Layout",
+    "estimate_margin",
     "layout",
+    "least_record_tokens",
+    "least_summary_tokens",
     "record_steps",
 ]
 
@@ -46,6 +50,33 @@ MIN_SUMMARY_TOKENS = 90
 """The shortest summary a summarizer is expected to write (the extractive default writes at least 300 characters,
 with its header line): a span no larger than this plus its block's framing is never worth a summarizer call, whose
 summary would be thrown away for being no smaller than what it replaces."""
+LEAST_SUMMARY_TOKENS = 30
+"""The shortest summary ever asked for, at any budget: below it a summary says too little to be worth its framing.
+A budget of 20 times that or more asks for more (`least_summary_tokens`)."""
+
+
+def least_summary_tokens(budget: int, most: int = MIN_SUMMARY_TOKENS) -> int:
+    """The shortest summary ``auto`` asks for at `budget`: a twentieth of it, from `LEAST_SUMMARY_TOKENS` up to
+    `most`. At 30 tokens the extractive summary of a 54-message agent span (asked for that little beside a current
+    turn over the budget) was its header and "(651 more items left out for length)", a record that carried nothing
+    (issue 21); at 45 it names a command, at 90 five commands and files. A small budget (``chainsum compact
+    --budget 800``) cannot spare that much."""
+    return min(most, max(LEAST_SUMMARY_TOKENS, budget // 20))
+
+
+def least_record_tokens(budget: int) -> int:
+    """The smallest record ``auto`` writes at `budget`: the record message's framing, one block's tags and the
+    shortest summary asked for at that budget (`least_summary_tokens`). Whatever is summarized, the record stands
+    beside what no plan removes (the system prompt, the current turn), so a budget is reachable only when they
+    leave this much, and the margin (`estimate_margin`), beside them: the allowance ``chainsum compact`` documents
+    and its tests grant (45 + 30 + 30 to 45 + 30 + 90 tokens: 105-165)."""
+    return RECORD_OVERHEAD_TOKENS + BLOCK_OVERHEAD_TOKENS + least_summary_tokens(budget)
+
+
+def estimate_margin(budget: int) -> int:
+    """What a plan leaves free under `budget`, because a record's framing and a summary's length are estimates:
+    5 tokens and a hundredth of the budget."""
+    return 5 + budget // 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,14 +118,16 @@ class Layout:
         return inside
 
 
-def layout(messages: Sequence[Message]) -> Layout:
+def layout(messages: Sequence[Message], turn_start: int | None = None) -> Layout:
+    """Where the parts of `messages` are; the current turn from `turn_start` when given (`PlanContext.turn_start`),
+    else from the last assistant message."""
     n = len(messages)
     lead = 0
     while lead < n and _users_system(messages[lead]):
         lead += 1
     record = lead if lead < n and is_record_message(messages[lead]) else None
     start = lead + 1 if record is not None else lead
-    protected = current_turn_start(messages)
+    protected = current_turn_start(messages) if turn_start is None else turn_start
     end = max(start, protected)
     systems = tuple(i for i in range(start, end) if _users_system(messages[i]))
     newest = next((i for i in range(n - 1, start - 1, -1) if messages[i].role == "user"), None)
@@ -121,6 +154,7 @@ def record_steps(
     reason: str,
     span_tokens: int | None = None,
     expected_ratio: float = 1.0,
+    least: int | None = None,
 ) -> tuple[list[Step], int]:
     """The steps that summarize ``messages[lay.start:cut]`` into a new block of the record, and the block's length
     target in tokens.
@@ -129,7 +163,10 @@ def record_steps(
     it, they are folded into the new summary (the span starts at the record; the block is one level deeper) while
     that stays within `max_depth`; past it, the oldest blocks are dropped (`DropBlocks`) until the rest leaves room.
     With `span_tokens`, the target is also at most `expected_ratio` of the span (never below `min_block`): the cut was
-    planned with that length, and a target above it would let the summary overrun the plan.
+    planned with that length, and a target above it would let the summary overrun the plan. With `least` (the
+    shortest summary asked for at this budget), a folded block is asked for no more than `block_budget` leaves
+    beside the record's framing, down to `least`: at a budget of 265 tokens a fold asked for `min_block` (120)
+    could only grow the history, and no summary was planned at all.
     """
     cap = None if span_tokens is None else max(min_block, int(span_tokens * expected_ratio))
 
@@ -156,6 +193,8 @@ def record_steps(
         # at most half the blocks' room: a folded block asked for all of it (and a summarizer that keeps to the
         # length it is asked for) left the next summary no room beside it, so the next round folded again
         target = max(min_block, (block_budget - RECORD_OVERHEAD_TOKENS) // 2 - BLOCK_OVERHEAD_TOKENS)
+        if least is not None:
+            target = max(least, min(target, block_budget - RECORD_OVERHEAD_TOKENS - BLOCK_OVERHEAD_TOKENS))
         why = f"{reason}; the {len(blocks)} earlier summaries folded in (depth {deepest + 1})"
         step = Summarize(
             start=lay.record, end=cut, form="record", reason=why, target_tokens=target, keep=lay.keep(lay.start, cut)
