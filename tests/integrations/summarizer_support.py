@@ -48,7 +48,8 @@ def assert_framed(system: str | None, transcript: str) -> None:
     parsed = parse_transcript(transcript.split("\n", 1)[1] if transcript.startswith("<meta ") else transcript)
     assert parsed.kind is not None and len(parsed.nonce) >= 8, transcript[:300]
     assert transcript.startswith("<meta total_messages="), transcript[:120]  # the manager's meta header
-    assert any("src/mod_" in block.body for block in parsed.blocks)  # the history (or a summary of it)
+    # the history (a question, an answer, or a summary of them) in its blocks
+    assert any(word in block.body for block in parsed.blocks for word in ("src/mod_", "Answer ", "Question "))
 
 
 def assert_model_read(compactions: Sequence[SummarizationEvent]) -> None:
