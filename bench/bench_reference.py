@@ -19,11 +19,8 @@ import time
 from pathlib import Path
 
 from chainsum.formats import load
-from chainsum.manager import CompactionSettings, ManagerConfig
 from chainsum.testing import corpora_root
-from chainsum.testing.baselines import truncate
-from chainsum.testing.reference import ReferenceCase, reference_case, reference_share
-from chainsum.tokens import HeuristicCounter
+from chainsum.testing.reference import ReferenceCase, measure_reference, reference_case
 
 BUDGETS = (8_000, 20_000)
 TARGETS = {8_000: 0.75, 20_000: 0.90}
@@ -45,21 +42,9 @@ def cases() -> list[tuple[str, ReferenceCase]]:
 
 async def measure(case: ReferenceCase, budget: int) -> tuple[float, float, int, float]:
     """(chainsum's share, truncation's share, chainsum's tokens after, seconds) for one case at `budget`."""
-    counter = HeuristicCounter()
-    settings = CompactionSettings.from_config(ManagerConfig())
     started = time.perf_counter()
-    result = await settings.compact(
-        case.history,
-        summarizer=settings.summarizer,
-        counter=counter,
-        budget=budget,
-        hard_limit=None,
-        provider="anthropic",
-    )
-    seconds = time.perf_counter() - started
-    items = set(case.items)
-    baseline = truncate(case.history, budget, counter)
-    return reference_share(items, result.messages), reference_share(items, baseline), result.tokens_after, seconds
+    run = await measure_reference(case, budget)
+    return run.share, run.truncation, run.tokens_after, time.perf_counter() - started
 
 
 def main() -> None:

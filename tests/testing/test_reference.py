@@ -11,12 +11,9 @@ from pathlib import Path
 import pytest
 
 from chainsum.formats import load
-from chainsum.manager import CompactionSettings, ManagerConfig
 from chainsum.messages import Message
 from chainsum.testing import corpora_root
-from chainsum.testing.baselines import truncate
-from chainsum.testing.reference import ReferenceCase, key_items, reference_case, reference_share
-from chainsum.tokens import HeuristicCounter
+from chainsum.testing.reference import ReferenceCase, key_items, measure_reference, reference_case, reference_share
 
 TARGETS = {8_000: 0.75, 20_000: 0.90}
 
@@ -50,21 +47,8 @@ def _cases() -> list[ReferenceCase]:
 
 
 def _shares(case: ReferenceCase, budget: int) -> tuple[float, float, int]:
-    counter = HeuristicCounter()
-    settings = CompactionSettings.from_config(ManagerConfig())
-    result = asyncio.run(
-        settings.compact(
-            case.history,
-            summarizer=settings.summarizer,
-            counter=counter,
-            budget=budget,
-            hard_limit=None,
-            provider="anthropic",
-        )
-    )
-    items = set(case.items)
-    baseline = truncate(case.history, budget, counter)
-    return reference_share(items, result.messages), reference_share(items, baseline), result.tokens_after
+    run = asyncio.run(measure_reference(case, budget))
+    return run.share, run.truncation, run.tokens_after
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from ..formats import claude_code
 from ..messages import Message, Text
 from .retention import texts
 
-__all__ = ["ReferenceCase", "key_items", "reference_case", "reference_share"]
+__all__ = ["ReferenceCase", "ReferenceRun", "key_items", "measure_reference", "reference_case", "reference_share"]
 
 _FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```[ \t]*$", re.MULTILINE | re.DOTALL)
 _INLINE = re.compile(r"`([^`\n]{2,200})`")
@@ -79,3 +79,32 @@ def reference_case(messages: Sequence[Message]) -> ReferenceCase | None:
     reference = first.text if isinstance(first, Text) else ""  # the local-command lines logged after it join it
     history = tuple(messages[:at])
     return ReferenceCase(history, reference, frozenset(key_items(reference, texts(history))))
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceRun:
+    """One case compacted to one budget with chainsum's defaults, beside plain truncation at that budget."""
+
+    share: float
+    """Of the reference summary's key items, the share in chainsum's output."""
+    truncation: float
+    """The same share in the truncated history."""
+    tokens_after: int
+
+
+async def measure_reference(case: ReferenceCase, budget: int) -> ReferenceRun:
+    """`case`'s history compacted to `budget` as ``chainsum compact`` does with the defaults (`ManagerConfig()`:
+    the ``auto`` strategy behind the tail guard, the extractive summarizer), for Anthropic, and truncated."""
+    from ..manager import CompactionSettings, ManagerConfig
+    from ..tokens import HeuristicCounter
+    from .baselines import truncate
+
+    counter = HeuristicCounter()
+    settings = CompactionSettings.from_config(ManagerConfig())
+    result = await settings.compact(
+        case.history, summarizer=settings.summarizer, counter=counter, budget=budget, hard_limit=None,
+        provider="anthropic",
+    )  # fmt: skip
+    items = set(case.items)
+    baseline = truncate(case.history, budget, counter)
+    return ReferenceRun(reference_share(items, result.messages), reference_share(items, baseline), result.tokens_after)
