@@ -94,3 +94,25 @@ def test_the_wire_event_carries_the_coverage() -> None:
     event = make(window=16_000, summarizers=[ReadingModel()]).prepare_sync(_history()).event
     assert isinstance(event, SummarizationEvent) and event.model_coverage is not None
     assert event.to_context_summarized().to_json_dict()["modelCoverage"] == event.model_coverage
+
+
+def test_with_no_model_no_transcript_is_read_again_for_coverage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chain of the extractive summarizer alone says it is local, so the executor neither checks its summaries
+    nor parses each transcript for a coverage nobody reports."""
+    import chainsum.executor._run as run
+    import chainsum.manager._summarizers as chain
+
+    parsed: list[str] = []
+
+    def counting(transcript: str) -> int | None:
+        parsed.append(transcript)
+        return None
+
+    monkeypatch.setattr(run, "transcript_reach", counting)
+    monkeypatch.setattr(chain, "transcript_reach", counting)
+    event = make(window=16_000).prepare_sync(_history()).event
+    assert isinstance(event, SummarizationEvent) and event.summarizer_calls > 0
+    assert parsed == []
+    with_model = make(window=16_000, summarizers=[ReadingModel(), ExtractiveSummarizer()])
+    assert isinstance(with_model.prepare_sync(_history()).event, SummarizationEvent)
+    assert parsed  # a model is configured: its reading is measured

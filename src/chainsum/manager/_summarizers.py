@@ -218,6 +218,13 @@ class SummarizerChain:
         return any(not model_free(s) for s in self.summarizers)
 
     @property
+    def local(self) -> bool:
+        """Every summarizer of the chain calls no model (`chainsum.summarize.is_local` reads this): the executor then
+        neither checks its summaries against their spans nor measures what it read as a model's, so a session with
+        the extractive summarizer alone does not parse each transcript again for a coverage nobody reports."""
+        return not self.models
+
+    @property
     def model_coverage(self) -> float | None:
         """Share of the conversation this pass summarized that a model summarizer read (0 to 1); None when no
         model summarizer is configured or nothing was summarized."""
