@@ -3,12 +3,12 @@
 from typing import TYPE_CHECKING, Any
 
 from ._agent import error_lines, exit_status
-from ._check import CHECKED_TITLE, CheckResult, check_summary, is_extractive, is_local
+from ._check import CHECKED_TITLE, CheckResult, check_summary, is_extractive
 from ._extractive import Extraction, ExtractiveSummarizer, key_identifiers
 from ._filler import EXCERPT_TITLE, is_call_id, is_filler
 from ._items import TITLES as SECTION_TITLES
 from ._mapreduce import CountLines, approx_tokens, summarize_chunked, to_state_snapshot, truncate_to_tokens
-from ._protocol import Summarizer, SummarizerLike, call_summarizer
+from ._protocol import Summarizer, SummarizerLike, call_summarizer, is_local
 from ._reach import ReachMeter, reaching, report_unread
 from ._transcript import (
     TRANSCRIPT_INSTRUCTIONS,

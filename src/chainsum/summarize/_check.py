@@ -18,7 +18,8 @@ What is missing is appended, in the extractive summary's own section format (so 
 items back), in that order of priority (requests, failed commands and their errors, other commands, files written,
 files read, identifiers), each item whole, as many as fit in the room: the length target the strategy gave the
 summary, and never as large as what the summary replaces. A summary already over its room is left as it is. The
-check never runs on the extractive summarizer's own output (`is_extractive`): that is the digest already.
+check never runs on the extractive summarizer's own output (`is_extractive`): that is the digest already, nor
+for a summarizer that calls no model (`chainsum.summarize.is_local`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ._items import TITLES, Item, Section
 from ._render import all_ranked
 from ._transcript import TranscriptCase, render_transcript
 
-__all__ = ["CHECKED_TITLE", "CheckResult", "check_summary", "is_extractive", "is_local"]
+__all__ = ["CHECKED_TITLE", "CheckResult", "check_summary", "is_extractive"]
 
 _EXTRACTIVE_HEADER = re.compile(r"^State snapshot \(extractive\) of \d{1,12} message\(s\)\.", re.MULTILINE)
 _WORD = re.compile(r"[A-Za-z0-9_][\w./-]{3,}")
@@ -62,19 +63,6 @@ class CheckResult:
 def is_extractive(summary: str) -> bool:
     """Whether `summary` is the extractive summarizer's own (it opens with its header): the digest already."""
     return _EXTRACTIVE_HEADER.match(summary.lstrip()) is not None
-
-
-def is_local(summarizer: object) -> bool:
-    """The summarizer (or one it wraps, through ``inner``) calls no model (``local = True``, as
-    `ExtractiveSummarizer` says): its output is not checked."""
-    seen: set[int] = set()
-    current: object = summarizer
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if getattr(current, "local", False) is True:
-            return True
-        current = getattr(current, "inner", None)
-    return False
 
 
 def _fold(text: str) -> str:

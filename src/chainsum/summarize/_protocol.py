@@ -17,7 +17,7 @@ from ..errors import MissingDependencyError, SummarizerError
 if TYPE_CHECKING:
     from ._structured import StructuredSummary
 
-__all__ = ["Summarizer", "SummarizerLike", "call_summarizer"]
+__all__ = ["Summarizer", "SummarizerLike", "call_summarizer", "is_local"]
 
 Summarizer: TypeAlias = Callable[[str], Awaitable[str]]
 """The async form every summarizer is adapted to."""
@@ -64,3 +64,17 @@ def _structured_text(value: object) -> str | None:
 
 
 _STRUCTURED = "chainsum.summarize._structured"
+
+
+def is_local(summarizer: object) -> bool:
+    """The summarizer (or one it wraps, through ``inner``: a counting wrapper) calls no model and costs nothing to
+    call: it says ``local = True``, as `ExtractiveSummarizer` does. The one rule for "model-free": the manager's
+    preference list and model coverage, and the executor's summary check, all ask it."""
+    seen: set[int] = set()
+    current: object = summarizer
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if getattr(current, "local", False) is True:
+            return True
+        current = getattr(current, "inner", None)
+    return False
