@@ -4,17 +4,17 @@ Model coverage (`chainsum.manager.SummarizationEvent.model_coverage`) is the sha
 summarized that the configured model read. The manager's summarizer chain sees each transcript and knows who
 answered it (`transcript_reach` measures what a transcript shows); what it cannot see is what chunked
 summarization left out of every transcript to keep the calls bounded (`summarize_chunked` with ``max_chunks``:
-long messages read as excerpts, or, for thousands of messages, a sample of them). That is reported here, through a
-context variable like the usage meter (`chainsum.summarize.metering`), so concurrent summaries of one pass add to
-the meter of that pass and two passes never mix. With no meter open, a report goes nowhere.
+long messages read as excerpts, or, for thousands of messages, a sample of them). That is reported here, through the
+same kind of meter as the usage (`chainsum.summarize._meters.MeterStack`): concurrent summaries of one pass add to
+the meter of that pass, two passes never mix, and with no meter open a report goes nowhere.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Generator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
+
+from ._meters import MeterStack
 
 __all__ = ["ReachMeter", "reaching", "report_unread"]
 
@@ -35,22 +35,17 @@ class ReachMeter:
         return self._unread
 
 
-_meters: ContextVar[tuple[ReachMeter, ...]] = ContextVar("chainsum_reach_meters", default=())
+_METERS: MeterStack[ReachMeter] = MeterStack("chainsum_reach_meters")
 
 
-@contextmanager
-def reaching(meter: ReachMeter) -> Generator[ReachMeter]:
+def reaching(meter: ReachMeter) -> AbstractContextManager[ReachMeter]:
     """Open `meter` for what runs in this context (and the tasks it starts)."""
-    token = _meters.set((*_meters.get(), meter))
-    try:
-        yield meter
-    finally:
-        _meters.reset(token)
+    return _METERS.opened(meter)
 
 
 def report_unread(chars: int) -> None:
     """`chars` characters of the span being summarized are in no transcript (excerpted or sampled out)."""
     if chars <= 0:
         return
-    for meter in _meters.get():
+    for meter in _METERS.meters():
         meter.add(chars)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
+
+from ._meters import MeterStack
 
 __all__ = ["SummarizerUsage", "UsageMeter", "metering", "report_usage"]
 
@@ -72,22 +73,18 @@ class UsageMeter:
         return self._total
 
 
-_METERS: ContextVar[tuple[UsageMeter, ...]] = ContextVar("chainsum_usage_meters", default=())
+_METERS: MeterStack[UsageMeter] = MeterStack("chainsum_usage_meters")
 
 
 @contextmanager
 def metering(meter: UsageMeter | None = None) -> Generator[UsageMeter]:
     """Open `meter` (a new one when None) for the code in the block and the tasks it starts; meters opened around
     this one keep receiving too, so a caller can total several passes."""
-    meter = UsageMeter() if meter is None else meter
-    token = _METERS.set((*_METERS.get(), meter))
-    try:
-        yield meter
-    finally:
-        _METERS.reset(token)
+    with _METERS.opened(UsageMeter() if meter is None else meter) as opened:
+        yield opened
 
 
 def report_usage(usage: SummarizerUsage) -> None:
     """Add `usage` to every meter open in this context (none open: nothing happens)."""
-    for meter in _METERS.get():
+    for meter in _METERS.meters():
         meter.add(usage)
