@@ -223,9 +223,9 @@ class ContextManager:
         self._read(items)
         system_tokens = self._seen.system_tokens(system)
         tokens = self._seen.tokens() + system_tokens + reserved
-        frame = Frame(items, system_tokens, reserved, tokens, sum(p.recall.tokens for p in self._writer.standing()))
-        frame.recall_need = self._writer.recall_need() if frame.recall_tokens else 0
-        return frame
+        pinned = sum(p.recall.tokens for p in self._writer.standing())
+        need = self._writer.recall_need() if pinned else 0
+        return Frame(items, system_tokens, reserved, tokens, pinned, recall_need=need)
 
     # the public calls --------------------------------------------------------------------------------------------
     async def prepare(
