@@ -19,7 +19,7 @@ from ._chat import digest, names, sentences, split_tag
 from ._filler import CHECKED_TITLE, EXCERPT_TITLE, HARNESS, is_call_id
 from ._identifiers import WINDOW
 from ._items import BY_TITLE, ROOT_PATTERN, Collector, Extraction, Section, sampled_lines
-from ._transcript import parse_transcript
+from ._transcript import CLIPPED_LINE, parse_transcript
 
 __all__ = ["COUNTER", "extract"]
 
@@ -42,8 +42,6 @@ _OWN_LINE = re.compile(
 for messages archived without one): never content ("message" was listed as an identifier of a chat's record)."""
 _QUOTED_ROLE = re.compile(r"^\[(?:user|assistant|tool|system)\] ")
 """The role an excerpt's quoted message opens with."""
-_CUT = re.compile(r"^\[\.\.\. \d{1,12} characters left out \.\.\.\]$")
-"""The line an excerpt of a long message puts where it cut (`chainsum.summarize.clip_body`)."""
 _JSONISH = re.compile(r'"\s?[:,}\]]|[}\]]$')
 """What the tail of JSON arguments holds (``"}``, ``",``, ``":``, a closing brace at its end), and prose rarely."""
 _HEADER_COUNT = re.compile(r"^State snapshot \(extractive\) of (\d{1,12}) message\(s\)\.$", re.MULTILINE)
@@ -164,7 +162,7 @@ def _calls(agent: AgentFacts, lines: Sequence[str], where: int) -> set[int]:
             pass  # the tail of a call's arguments an excerpt cut from its head (``rs.ex","offset":90}``)
         elif not ((line.startswith("[") and line.endswith("]")) or line.startswith(("{", '"'))):
             prose.add(offset)  # not a placeholder, nor arguments an excerpt cut from their call
-        after_cut = _CUT.match(line) is not None
+        after_cut = CLIPPED_LINE.match(line) is not None
     return prose
 
 

@@ -40,6 +40,7 @@ from ..chain import is_summary_message, record_blocks, summary_text, unforgeable
 from ..messages import File, Image, Message, Opaque, Part, Reasoning, Text, ToolCall, ToolResult
 
 __all__ = [
+    "CLIPPED_LINE",
     "TRANSCRIPT_INSTRUCTIONS",
     "Bodies",
     "ParsedTranscript",
@@ -370,6 +371,10 @@ def _lines(kind: TranscriptKind, blocks: Sequence[_Block], target_tokens: int | 
         out.append(f"</{wrapper}>")
     out.append("")
     return out
+
+
+CLIPPED_LINE = re.compile(r"^\[\.\.\. \d{1,12} characters left out \.\.\.\]$")
+"""The line `clip_body` puts where it cut a body's middle out: what a reader of an excerpt skips as no content."""
 
 
 def clip_body(body: str, limit: int) -> str:
