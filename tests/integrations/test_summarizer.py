@@ -4,6 +4,8 @@ answers, usage reported even for a rejected answer, and the ``summarizer=`` rule
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
+from typing import cast
 
 import httpx2 as httpx  # what the openai SDK builds its errors on
 import openai
@@ -13,7 +15,15 @@ from hypothesis import strategies as st
 
 from chainsum.errors import SummarizerError
 from chainsum.integrations._summarizer import ModelReply, ModelSummarizer, failure_of, take_summarizer
-from chainsum.manager import ContextManager, SummarizationEvent
+from chainsum.manager import (
+    AnySummarizer,
+    ContextManager,
+    ManagerConfig,
+    ManagerEvent,
+    SummarizationEvent,
+    SummarizationFailedEvent,
+)
+from chainsum.store import MemoryArchive
 from chainsum.summarize import ExtractiveSummarizer, SummarizerUsage, metering
 from chainsum.summarize.llm import OpenAISummarizer, SummarizerSpecError
 from chainsum.summarize.llm._common import status_error
@@ -114,7 +124,7 @@ def test_the_manager_reports_the_models_usage_and_sends_the_framed_transcript() 
     usage = SummarizerUsage(input_tokens=700, output_tokens=40)
     summarizer, seen = _summarizer(ModelReply(SUMMARY, usage))
     kwargs: dict[str, object] = {"summarizer": summarizer}
-    take_summarizer(kwargs, lambda model: None, "Test")
+    take_summarizer(kwargs, lambda model: None, "Test", fail_open=True)
     manager = ContextManager(CONFIG, context_window=WINDOW, summarizers=kwargs["summarizers"])  # type: ignore[arg-type]
     prepared = manager.prepare_sync(history())
     event = prepared.event
@@ -140,7 +150,7 @@ def test_a_failing_model_falls_back_to_the_extractive_summarizer(
         return ModelReply("", SummarizerUsage(input_tokens=5, output_tokens=0))
 
     kwargs: dict[str, object] = {"summarizer": ModelSummarizer(name="fake", call=call)}
-    take_summarizer(kwargs, lambda model: None, "Test")
+    take_summarizer(kwargs, lambda model: None, "Test", fail_open=True)
     manager = ContextManager(CONFIG, context_window=WINDOW, summarizers=kwargs["summarizers"])  # type: ignore[arg-type]
     kind = {"rate_limit": "rate_limit", "hang": "transport", "empty": "empty"}[failure]
     event = assert_fell_back(manager, history(), kind, caplog)
@@ -153,7 +163,7 @@ def test_a_failing_model_falls_back_to_the_extractive_summarizer(
 # the summarizer= rule ------------------------------------------------------------------------------------------------
 def _take(value: object, adapted: ModelSummarizer | None = None) -> list[object]:
     kwargs: dict[str, object] = {"summarizer": value}
-    take_summarizer(kwargs, lambda model: adapted if model is value else None, "Test")
+    take_summarizer(kwargs, lambda model: adapted if model is value else None, "Test", fail_open=True)
     assert "summarizer" not in kwargs
     return list(kwargs["summarizers"])  # type: ignore[call-overload]
 
@@ -187,7 +197,44 @@ def test_bad_summarizer_arguments_are_one_line_errors() -> None:
         _take(42)
     kwargs: dict[str, object] = {"summarizer": "extractive", "summarizers": [ExtractiveSummarizer()]}
     with pytest.raises(TypeError, match="not both"):
-        take_summarizer(kwargs, lambda model: None, "Test")
+        take_summarizer(kwargs, lambda model: None, "Test", fail_open=True)
     untouched: dict[str, object] = {"summarizer": None}
-    take_summarizer(untouched, lambda model: None, "Test")
+    take_summarizer(untouched, lambda model: None, "Test", fail_open=True)
     assert untouched == {}
+
+
+def test_without_fail_open_the_model_is_alone_and_its_failure_raises_with_the_history_untouched() -> None:
+    """The frameworks' rule (issue 33): the summarizer the user gave failing raises, nothing is compacted around it
+    by the model-free path, and the failed event says it aborted."""
+
+    async def call(system: str, transcript: str) -> ModelReply:
+        raise openai.AuthenticationError("bad key", response=_response(401), body=None)
+
+    events: list[ManagerEvent] = []
+    kwargs: dict[str, object] = {"summarizer": ModelSummarizer(name="fake", call=call), "config": CONFIG}
+    take_summarizer(kwargs, lambda model: None, "Test", fail_open=False)
+    summarizers = cast("list[AnySummarizer]", kwargs["summarizers"])
+    config = kwargs["config"]
+    assert len(summarizers) == 1 and isinstance(config, ManagerConfig) and config.abort_on_failure
+    assert replace(config, abort_on_failure=CONFIG.abort_on_failure) == CONFIG  # nothing else changed
+    archive = MemoryArchive()
+    manager = ContextManager(
+        config,
+        context_window=WINDOW,
+        summarizers=summarizers,
+        archive=archive,
+        on_event=events.append,
+    )
+    hist = history()
+    with pytest.raises(SummarizerError) as caught:
+        manager.prepare_sync(hist)
+    assert caught.value.kind == "invalid"
+    (event,) = events
+    assert isinstance(event, SummarizationFailedEvent) and event.aborted
+    assert archive.records(manager.session) == [] and archive.archived(manager.session) == []
+
+
+def test_without_fail_open_the_extractive_spec_stays_as_it_is() -> None:
+    kwargs: dict[str, object] = {"summarizer": "extractive"}
+    take_summarizer(kwargs, lambda model: None, "Test", fail_open=False)
+    assert "config" not in kwargs  # nothing can fail: the configuration is the caller's

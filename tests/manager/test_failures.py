@@ -110,6 +110,22 @@ def test_abort_on_failure_raises_after_the_event() -> None:
     assert len(events) == 1 and isinstance(events[0], SummarizationFailedEvent) and events[0].aborted
 
 
+def test_abort_on_failure_raises_even_where_the_model_free_path_could_compact() -> None:
+    """Masks and dropping old summaries could still shrink the history around a failed summary; with
+    ``abort_on_failure`` the failure is what the caller hears, the history untouched."""
+    events: list[ManagerEvent] = []
+    bad = ScriptedSummarizer([SummarizerError("no", kind="invalid")], repeat=True)
+    archive = MemoryArchive()
+    manager = make(window=1500, summarizers=[bad], events=events, archive=archive, abort_on_failure=True)
+    with pytest.raises(SummarizerError):
+        manager.prepare_sync(_history_over_trigger())
+    assert [type(e) for e in events] == [SummarizationFailedEvent]
+    assert archive.records("default") == [] and archive.archived("default") == []
+    fail_open = make(window=1500, summarizers=[bad])
+    hist = _history_over_trigger()
+    assert fail_open.prepare_sync(hist).messages is not hist  # past the window, fail open compacts model-free
+
+
 def test_failed_attempt_starts_the_cooldown() -> None:
     bad = ScriptedSummarizer([SummarizerError("no", kind="invalid")], repeat=True)
     manager = make(summarizers=[bad])

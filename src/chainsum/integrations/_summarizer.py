@@ -19,8 +19,11 @@ classes (`failure_of`), a reply without text turned into an ``empty`` failure, a
   model, through the integration's adapter;
 - any other callable is a chainsum summarizer, as in ``summarizers=``.
 
-The summarizer given comes first and chainsum's extractive summarizer after it (as for a model named in the
-configuration), so a failing model still gets a summary written; after that the manager's model-free path remains.
+What a failure of the summarizer given does is the framework's rule unless the user opts out (issue 33): with
+``fail_open=False`` it is the only summarizer and the configuration gets ``abort_on_failure``, so the error reaches
+the caller as the framework's own summarizing class would raise it, the history untouched and a failed event
+(``aborted``) saying so; with ``fail_open=True`` chainsum's extractive summarizer follows it (as for a model named in
+the configuration), so a failing model still gets a summary written and the event lists the failure.
 ``summarizer=`` and ``summarizers=`` together are an error: which one was meant is not clear.
 """
 
@@ -29,10 +32,11 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from ..errors import SummarizerError
+from ..manager import ManagerConfig
 from ..summarize import ExtractiveSummarizer, SummarizerUsage, report_usage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT, make_summarizer
 from ..summarize.llm._common import status_error
@@ -156,9 +160,16 @@ class ModelSummarizer:
         return text
 
 
-def take_summarizer(kwargs: dict[str, Any], adapt: Callable[[object], ModelSummarizer | None], framework: str) -> None:
+def take_summarizer(
+    kwargs: dict[str, Any],
+    adapt: Callable[[object], ModelSummarizer | None],
+    framework: str,
+    *,
+    fail_open: bool,
+) -> None:
     """Replace ``summarizer=`` in an integration's keyword arguments by ``summarizers=`` (the rule in the module
-    docstring). `adapt` turns an object of the framework's model type into a `ModelSummarizer`, or returns None."""
+    docstring). `adapt` turns an object of the framework's model type into a `ModelSummarizer`, or returns None.
+    Without `fail_open` the configuration (``config=``, else the environment's) gets ``abort_on_failure``."""
     if "summarizer" not in kwargs:
         return
     given: object = kwargs.pop("summarizer")
@@ -178,5 +189,12 @@ def take_summarizer(kwargs: dict[str, Any], adapt: Callable[[object], ModelSumma
                     f"model from {framework}; got {type(given).__name__}"
                 )
             summarizer = given
-    fallback = [] if isinstance(summarizer, ExtractiveSummarizer) else [ExtractiveSummarizer()]
-    kwargs["summarizers"] = [summarizer, *fallback]
+    if isinstance(summarizer, ExtractiveSummarizer) or not fail_open:
+        kwargs["summarizers"] = [summarizer]
+    else:
+        kwargs["summarizers"] = [summarizer, ExtractiveSummarizer()]
+    if not fail_open and not isinstance(summarizer, ExtractiveSummarizer):
+        config = kwargs.get("config")
+        kwargs["config"] = replace(
+            config if isinstance(config, ManagerConfig) else ManagerConfig.from_env(), abort_on_failure=True
+        )

@@ -226,7 +226,9 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self.count_tools = count_tools
         self.max_threads = max_threads
         self._kwargs = dict(kwargs)
-        take_summarizer(self._kwargs, _adapt, "LangChain")  # once: every thread's manager shares the summarizers
+        take_summarizer(
+            self._kwargs, _adapt, "LangChain", fail_open=True
+        )  # once: every thread's manager shares the summarizers
         self._prefix: str | None = kwargs.get("session")
         self._single: ContextManager | None = None
         if manager is not None:

@@ -498,7 +498,7 @@ class ChainsumSession:
         )
         self.instructions = instructions
         self.reserved_tokens = check_budget(reserved_tokens, "reserved_tokens") or 0
-        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK")
+        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK", fail_open=True)
         if manager is None:
             manager_kwargs.setdefault("session", session_id)
         self.manager: ContextManager = make_manager(manager, manager_kwargs)
@@ -635,7 +635,7 @@ class ChainsumInputFilter:
         manager: ContextManager | None = None,
         **manager_kwargs: Any,
     ) -> None:
-        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK")
+        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK", fail_open=True)
         self.manager: ContextManager = make_manager(manager, manager_kwargs)
         self.reserved_tokens = check_budget(reserved_tokens, "reserved_tokens") or 0
         self.count_tools = count_tools

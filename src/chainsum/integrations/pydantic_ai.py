@@ -193,7 +193,7 @@ class ChainsumHistory:
     """
 
     def __init__(self, *, manager: ContextManager | None = None, reserved_tokens: int = 0, **kwargs: Any) -> None:
-        take_summarizer(kwargs, _adapt, "pydantic-ai")
+        take_summarizer(kwargs, _adapt, "pydantic-ai", fail_open=True)
         self.manager: ContextManager = make_manager(manager, kwargs)
         self.reserved_tokens = reserved_tokens
         self.last: Prepared[Any] | None = None

@@ -205,7 +205,7 @@ class ChainsumConversationManager(ConversationManager):
             if kwargs.get("summarizer") is not None:
                 raise TypeError("pass summarization_agent= or summarizer=, not both")
             kwargs["summarizer"] = summarization_agent
-        take_summarizer(kwargs, _adapt, "Strands")
+        take_summarizer(kwargs, _adapt, "Strands", fail_open=True)
         if manager is None:
             kwargs.setdefault("provider", "bedrock")
         self.manager: ContextManager = make_manager(manager, kwargs)

@@ -180,7 +180,9 @@ class ManagerConfig:
     force_refresh_after_messages: int | None = None
     """Re-summarize after this many new messages even below the trigger, under every strategy; None: never."""
     abort_on_failure: bool = False
-    """False (fail open): a failed summarization keeps the original history. True: the error is raised."""
+    """False (fail open): a failed summarization keeps the original history. True: the error is raised, the history
+    untouched, whenever every summarizer failed on some span, even where the model-free path could have compacted
+    around it (what the frameworks' adapters use to raise as their frameworks do)."""
     summarizer_input_cap_tokens: int = 8000
     """Largest transcript sent to the summarizer in one call; longer spans are chunked."""
     model_tokens_per_compaction: int = 0

@@ -194,6 +194,10 @@ class CompactionStep:
         if profile is not None:
             profile.lap("pipeline")
         errors = tuple(e.error for r in results for e in r.errors)
+        if self.config.abort_on_failure and (unanswered := chain.unanswered) is not None:
+            # a summary no summarizer wrote is a failure to abort on, whatever the model-free path did around it:
+            # the caller asked to hear it (a framework's adapter raising as the framework does), history untouched
+            return Failed(str(unanswered), unanswered.kind, unanswered, chain.usage.total)
         if len(final) == len(source) and all(a is b for a, b in zip(final, source, strict=True)):
             if errors:
                 last = errors[-1]

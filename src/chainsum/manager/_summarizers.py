@@ -202,6 +202,9 @@ class SummarizerChain:
     """Of `text_chars`, what went to a model-free summarizer because the pass was past `model_tokens`."""
     failed_chars: int = 0
     """Of `text_chars`, what a model-free summarizer wrote after every model summarizer failed on it."""
+    unanswered: SummarizerError | None = None
+    """The last failure no summarizer of the chain answered after (every candidate failed on one transcript): what
+    ``abort_on_failure`` raises, since the strategy may still have compacted model-free around it."""
     reach: ReachMeter = field(default_factory=ReachMeter)
     """What chunked summarization left out of every transcript of this pass (excerpts of long messages, or a
     sample of thousands of them: `chainsum.summarize.report_unread`), opened by the caller around the pass."""
@@ -370,4 +373,5 @@ class SummarizerChain:
                 return summary
         if last is None:
             raise SummarizerError("no summarizer configured", kind="invalid")
+        self.unanswered = last
         raise last
