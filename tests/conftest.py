@@ -27,8 +27,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 # Markers whose tests run only when asked for: by name in ``-m`` or by their variable. ``e2e`` drives real clients
 # (tens of seconds each); ``slow`` is what crosses processes, a real browser or a whole corpus replay (seconds each),
 # kept out of the default run so that it stays within its five minutes on two cores. CI runs both profiles in steps
-# of their own (``.ci/run``): ``uv run pytest -m slow`` and ``uv run pytest -m e2e tests/e2e``.
-ON_REQUEST = {"e2e": "CHAINSUM_E2E", "slow": "CHAINSUM_SLOW"}
+# of their own (``.ci/run``): ``uv run pytest -m slow`` and ``uv run pytest -m e2e tests/e2e``. ``upstream`` runs the
+# frameworks' own test files against the adapters (``tests/upstream``; ``uv sync --group upstream`` first).
+ON_REQUEST = {"e2e": "CHAINSUM_E2E", "slow": "CHAINSUM_SLOW", "upstream": "CHAINSUM_UPSTREAM"}
 
 
 def asked_for(marker: str, expression: str) -> bool:
