@@ -18,6 +18,7 @@ version, nothing else.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-import os
 
 __all__ = ["Outcome", "SuiteRun", "fetch_sdist", "locked_version", "run_suite"]
 
