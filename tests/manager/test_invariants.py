@@ -32,6 +32,7 @@ from chainsum.manager import (
     is_recall_message,
     request_indices,
 )
+from chainsum.manager._recall import SMALLEST_ROOM
 from chainsum.messages import Image, Message, Part, Role, Text, ToolCall, ToolResult
 from chainsum.rules import repair, validate
 from chainsum.store import MemoryArchive, message_sha256
@@ -96,11 +97,12 @@ def check_request(
     # none of their own)
     out, given_ = [unmarked(m) for m in out], [unmarked(m) for m in given_]
     recalled = [m for m in out if is_recall_message(m)]
-    # each recall block sent since the last compaction takes at most a tenth of the window (each new user message
-    # gets its own room; they stay where they were sent, so there may be several), the request stays under the
-    # window with them all, and a caller sending back what it got sends them too: both are left out of the
-    # comparisons below
-    assert all(COUNTER.count_message(m) <= manager.window // 10 for m in recalled)
+    # each recall block sent since the last compaction takes at most its room, a tenth of the window or the
+    # smallest room a block's frame and one excerpt need, whichever is larger (each new user message gets its own;
+    # they stay where they were sent, so there may be several), the request stays under the window with them all,
+    # and a caller sending back what it got sends them too: both are left out of the comparisons below
+    room = max(int(manager.config.recall_token_ratio * manager.window), SMALLEST_ROOM)
+    assert all(COUNTER.count_message(m) <= room for m in recalled)
     if recalled:
         assert COUNTER.count_messages(out) <= manager.window
     given_ = [m for m in given_ if not is_recall_message(m)]
