@@ -7,10 +7,12 @@ The session is `chainsum.testing.sessions.agent_session` (deterministic: agent t
 
 a. `json.loads` of the same bytes: the baseline every time below is divided by.
 b. ``compact`` with the extractive summarizer (the CLI's default): seconds (and the ratio to a), summarizer calls,
-   the largest transcript against the input cap, tokens after against the budget (the fill), and the share of
-   the planted identifiers (``ERR-nnnnn``) still in the output.
+   the largest transcript against the input cap, tokens after against the budget (the fill), the share of
+   the planted identifiers (``ERR-nnnnn``) still in the output, and the result's model coverage (none: the
+   extractive summarizer calls no model, and the line says so).
 c. The same with a scripted summarizer that answers after `--latency` seconds (calls run concurrently): seconds
-   end to end.
+   end to end, and its model coverage (the scripted summarizer counts as a model: the share of the summarized
+   conversation it was shown, which is what its time is worth).
 d. One `ContextManager.prepare` on the whole session at a window of the budget / 0.7 (so its reset budget is the
    budget above), the extractive summarizer: seconds, summarizer calls, tokens after, and its model coverage
    (`phase_report.coverage_note` of the manager's events: no model is configured, and the line says so).
@@ -37,7 +39,7 @@ from chainsum.summarize import ExtractiveSummarizer
 from chainsum.testing.baselines import truncate
 from chainsum.testing.sessions import agent_session
 from chainsum.tokens import HeuristicCounter
-from phase_report import coverage_note
+from phase_report import coverage_note, result_coverage_note
 
 _PLANTED = re.compile(r"ERR-\d{5}")
 
@@ -103,7 +105,8 @@ def main() -> None:
             f"{summarizer.calls} summarizer calls, largest input {summarizer.largest:,} tokens "
             f"(cap {DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS:,}); {result.tokens_after:,} tokens = "
             f"{result.tokens_after / budget:.0%} of the budget; planted identifiers kept "
-            f"{len(kept)}/{len(all_planted)} ({len(kept) / max(1, len(all_planted)):.1%}); valid {result.valid}"
+            f"{len(kept)}/{len(all_planted)} ({len(kept) / max(1, len(all_planted)):.1%}); valid {result.valid}; "
+            f"{result_coverage_note(result.model_coverage, summarizer.calls)}"
         )
 
     counter = HeuristicCounter()

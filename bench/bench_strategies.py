@@ -4,9 +4,11 @@ Run: ``uv run python bench/bench_strategies.py`` (``--latency`` and ``--summarie
 
 a. Concurrency: a summarizer that takes `latency` seconds per call, a history that needs `summaries` independent
    section summaries in one round (the ``sections`` strategy), the concurrency bound at least that. Printed as
-   total time / one call's latency (target <= 1.5x; sequential calls would be `summaries` x).
+   total time / one call's latency (target <= 1.5x; sequential calls would be `summaries` x), with the result's
+   model coverage (the scripted summarizer counts as a model: the share of what it summarized that it was shown).
 b. Overhead: `compact` with an instant summarizer on the largest Claude Code corpus session, per strategy, as a
-   ratio to building the same session's chain (`Chain.build`), both measured in this run on the same messages.
+   ratio to building the same session's chain (`Chain.build`), both measured in this run on the same messages,
+   each with its model coverage.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from chainsum.strategies import (
 )
 from chainsum.testing import iter_documents
 from chainsum.tokens import HeuristicCounter
+from phase_report import result_coverage_note
 
 
 def best_of(fn: Callable[[], Any], repeat: int) -> float:
@@ -72,13 +75,16 @@ def bench_concurrency(latency: float, summaries: int) -> None:
         )
         elapsed = time.perf_counter() - start
         assert result.changed and not result.errors
+        coverage.append(result.model_coverage)
         return elapsed
 
+    coverage: list[float | None] = []
     elapsed = asyncio.run(run())
     print("a. concurrency")
     print(f"   summaries: {calls} calls of {latency * 1000:.0f} ms, bound {max(summaries, 20)}")
     print(
-        f"   total: {elapsed * 1000:.0f} ms = {elapsed / latency:.2f}x one call (target <= 1.5x; sequential {calls}x)"
+        f"   total: {elapsed * 1000:.0f} ms = {elapsed / latency:.2f}x one call (target <= 1.5x; sequential {calls}x); "
+        f"{result_coverage_note(coverage[0], calls)}"
     )
 
 
@@ -125,7 +131,8 @@ def bench_overhead(repeat: int) -> None:
         target = "none" if budget is None else str(budget)
         print(
             f"   {strategy.name:<5} budget {target:>6}: {took * 1000:7.1f} ms = {took / build:5.2f}x Chain.build "
-            f"({r.tokens_before} -> {r.tokens_after} tokens, {r.rounds} rounds, {r.summarizer_calls} calls)"
+            f"({r.tokens_before} -> {r.tokens_after} tokens, {r.rounds} rounds, {r.summarizer_calls} calls; "
+            f"{result_coverage_note(r.model_coverage, r.summarizer_calls)})"
         )
 
 

@@ -57,6 +57,15 @@ def coverage_note(events: Iterable[object]) -> str:
     return f"model coverage - ({'no model summarizer' if written else 'nothing summarized'})"
 
 
+def result_coverage_note(coverage: float | None, summarizer_calls: int) -> str:
+    """`coverage_note` for one `CompactResult` (its ``model_coverage``), where a benchmark calls the executor
+    without a manager: ``model coverage - (no model summarizer)`` when summaries were written by a model-free one,
+    ``model coverage - (nothing summarized)`` when no summarizer was called."""
+    if coverage is not None:
+        return f"model coverage {100 * coverage:.1f} %"
+    return f"model coverage - ({'no model summarizer' if summarizer_calls else 'nothing summarized'})"
+
+
 def phase_lines(
     profile: PhaseTimes, *, per: int | None = None, label: str = "request", summarizer_s: float | None = None
 ) -> str:

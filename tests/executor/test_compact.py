@@ -163,9 +163,14 @@ def test_model_coverage_is_none_for_the_extractive_summarizer_and_counts_excerpt
     ]
     result = compact_sync(
         long, RatioStrategy(), summarizer=fixed_summary, counter=CharCounter(), provider="openai",
-        max_summarizer_input_tokens=4000, max_chunks=2,
+        max_summarizer_input_tokens=4000, model_max_chunks=2,
     )  # fmt: skip
     assert result.model_coverage is not None and result.model_coverage < 0.5  # two calls cannot show it all
+    whole = compact_sync(
+        long, RatioStrategy(), summarizer=fixed_summary, counter=CharCounter(), provider="openai",
+        max_summarizer_input_tokens=4000, max_chunks=2,
+    )  # fmt: skip
+    assert whole.model_coverage == 1.0  # the model-free bound does not apply to a model: by default it reads it all
 
 
 def test_progress_is_reported_per_step() -> None:

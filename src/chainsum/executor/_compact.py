@@ -27,7 +27,7 @@ from ..formats import as_messages
 from ..messages import Message, ToolResult
 from ..rules import get_profile, repair, validate
 from ..strategies import CLIP_MARKER, Plan, PlanContext, Strategy, clip_result, is_masked, widened_mask
-from ..summarize import ReachMeter, SummarizerLike, parse_transcript_target, reaching
+from ..summarize import ReachMeter, SummarizerLike, is_local, parse_transcript_target, reaching
 from ..tokens import TokenCounter
 from ._apply import apply_plan
 from ._check import check_plan
@@ -49,14 +49,18 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS = 8000
 """Largest transcript sent to the summarizer in one call; longer spans are chunked (map, then consolidate)."""
 DEFAULT_MAX_CHUNKS = 32
-"""Most chunks one summary is mapped over: a span longer than that many full calls is read as excerpts (each long
-message clipped to head and tail), so one summary costs a bounded number of calls however long the history."""
+"""Most chunks one summary of a model-free summarizer (``local = True``: the extractive one) is mapped over: a span
+longer than that many full calls is read as excerpts (each long message clipped to head and tail), so its time is
+bounded however long the history. A summarizer that calls a model reads every span whole by default (issue 32:
+what it replaces is what it must have read); `compact`'s ``model_max_chunks`` bounds it, as an opt-in, and what a
+bound leaves unread shows in `CompactResult.model_coverage`."""
 
 DEFAULT_CONCURRENCY = 16
-"""Summarizer calls in flight at once. A long span is mapped over up to `DEFAULT_MAX_CHUNKS` calls that must all
-finish before the consolidation starts: at 8 at a time, the 28 map calls of a 14 MB session waited four rounds of
-model latency (1.0 of 1.6 s end to end at 0.2 s a call, ``bench/bench_compact.py``), at 16 two (1.2 s), with the
-same result. A provider's rate limit is the summarizer's to respect: the LLM summarizers wait what a 429 asks."""
+"""Summarizer calls in flight at once. A long span is mapped over many calls that must all finish before the
+consolidation starts: when the map step was bounded at 32 calls, at 8 at a time the 28 map calls of a 14 MB session
+waited four rounds of model latency (1.0 of 1.6 s end to end at 0.2 s a call, ``bench/bench_compact.py``), at 16
+two (1.2 s), with the same result; read whole by a model, the same session takes 809 calls (18.9 s at 0.2 s a
+call). A provider's rate limit is the summarizer's to respect: the LLM summarizers wait what a 429 asks."""
 
 _DRY_RUN_SUMMARY = "[dry run: a summary of about this length would stand here]"
 """How the stand-in summaries of a dry run begin (followed by filler up to the planned length)."""
@@ -109,6 +113,7 @@ async def compact(
     max_rounds: int = 6,
     max_summarizer_input_tokens: int = DEFAULT_MAX_SUMMARIZER_INPUT_TOKENS,
     max_chunks: int = DEFAULT_MAX_CHUNKS,
+    model_max_chunks: int | None = None,
     max_depth: int = 3,
     summary_role: SummaryRole = "user",
     dry_run: bool = False,
@@ -129,6 +134,10 @@ async def compact(
     and calls are exactly those of the real run; otherwise every summary is a stand-in of its planned length, so the
     plans are what the real run does when the model keeps to the length it is asked for. Never mutates `messages`
     or anything in it.
+
+    `max_chunks` bounds the map step of one summary (its calls) for a summarizer that calls no model;
+    `model_max_chunks` (default None: no bound) for one that calls a model, which by default reads every span it
+    replaces, chunked at `max_summarizer_input_tokens` and consolidated.
 
     `check_summaries`: a model's summary of a span is checked against the span's messages, and what it left out of
     the user's requests, files, commands with their outcome, errors and the identifiers the newest turn names is
@@ -155,7 +164,8 @@ async def compact(
     early = repair(current, provider, only=("fold-misplaced-calls",))
     if early.actions:
         current = tuple(early.messages)
-    if dry_run and not getattr(summarizer, "local", False):
+    local = summarizer is None or is_local(summarizer)
+    if dry_run and not local:
         effective: SummarizerLike = _dry_summary
     elif summarizer is None:
         effective = _no_summarizer
@@ -166,7 +176,7 @@ async def compact(
         counter,
         concurrency=concurrency,
         cap=max_summarizer_input_tokens,
-        max_chunks=max_chunks,
+        max_chunks=max_chunks if local else model_max_chunks,
         progress=None if dry_run else progress,
         check_summaries=check_summaries and not dry_run,
     )

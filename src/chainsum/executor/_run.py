@@ -42,7 +42,7 @@ class SummarizerRun:
         *,
         concurrency: int,
         cap: int,
-        max_chunks: int,
+        max_chunks: int | None,
         progress: ProgressCallback | None,
         check_summaries: bool = True,
     ) -> None:
@@ -71,12 +71,14 @@ class SummarizerRun:
 
     def plan_calls(self, steps: Sequence[Summarize | SummarizePart], messages: Sequence[Message], phase: str) -> None:
         """A round with `steps` starts: add their estimated calls to the progress total (a span longer than the cap
-        is chunked: about one call per cap's worth, at most `max_chunks`, plus the consolidation)."""
+        is chunked: about one call per cap's worth, at most `max_chunks` when set, plus the consolidation)."""
         self.phase = phase
         for step in steps:
             if isinstance(step, Summarize):
                 tokens = self.counter.count_messages(messages[step.start : step.end])
-                chunks = min(self.max_chunks, -(-tokens // max(1, int(self.cap * 0.85))))
+                chunks = -(-tokens // max(1, int(self.cap * 0.85)))
+                if self.max_chunks is not None:
+                    chunks = min(self.max_chunks, chunks)
                 self.total += 1 if chunks <= 1 else chunks + 1
             else:
                 self.total += 1
@@ -119,8 +121,8 @@ class SummarizerRun:
         snapshot: bool = False,
         target_tokens: int | None = None,
     ) -> str:
-        """One summary of `messages`: a single call when the transcript fits the cap, else map-reduce over at most
-        `max_chunks` chunks (longer messages are excerpted to fit that many)."""
+        """One summary of `messages`: a single call when the transcript fits the cap, else map-reduce over its
+        chunks, at most `max_chunks` when it is set (longer messages are then excerpted to fit that many)."""
         return await summarize_chunked(
             self.call,
             messages,
