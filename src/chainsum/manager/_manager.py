@@ -274,12 +274,21 @@ class ContextManager:
         if not state.armed and is_armed(state, ratio, n, self.config):
             self._state_cell.write(replace(state, armed=True))
             state = self.state
-        request = frame.request_tokens / self.window
-        asking = (frame.request_tokens + frame.recall_need) / self.window if frame.recall_need else None
-        reason = "manual" if force else decide(state, ratio, n, self.config, request_ratio=request, asking_ratio=asking)
+        reason = "manual" if force else self._decide(state, frame.tokens, frame.request_tokens, frame.recall_need)
         if (profile := self.profile) is not None:
             profile.lap("decide")
         return frame, reason
+
+    def _decide(self, state: SessionState, tokens: int, request_tokens: int, need: int) -> SummarizationReason | None:
+        """`decide` for a request whose history the model sees is `tokens` (pinned recall blocks left out) and
+        `request_tokens` with them, `need` being the room the newest question's own block would take (0: none):
+        the one place the trigger's ratios are made from a request's counts."""
+        window = self.window
+        asking = (request_tokens + need) / window if need else None
+        return decide(
+            state, tokens / window, self._seen.n_out(), self.config, request_ratio=request_tokens / window,
+            asking_ratio=asking,
+        )  # fmt: skip
 
     def prepare_sync(
         self,
@@ -421,14 +430,9 @@ class ContextManager:
                 tokens_before = self._seen.tokens() + frame.outside
                 if (profile := self.profile) is not None:
                     profile.lap("read")
-                ratio = tokens_before / self.window
                 pinned = sum(p.recall.tokens for p in self._writer.standing())
-                request = (tokens_before + pinned) / self.window
                 need = self._writer.recall_need() if pinned else 0
-                asking = (tokens_before + pinned + need) / self.window if need else None
-                again = decide(
-                    fresh, ratio, self._seen.n_out(), self.config, request_ratio=request, asking_ratio=asking
-                )
+                again = self._decide(fresh, tokens_before, tokens_before + pinned, need)
                 if (profile := self.profile) is not None:
                     profile.lap("decide")
                 if again is None and reason != "manual":
