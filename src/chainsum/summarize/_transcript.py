@@ -31,6 +31,7 @@ Choices the spec leaves open, written down here:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -549,7 +550,16 @@ def transcript_reach(text: str) -> int | None:
 
     None for a consolidation (partial summaries, not the conversation: the chunks they came from were counted when
     they were read) and for text that is not a transcript. Model coverage (`SummarizationEvent.model_coverage`)
-    adds these up."""
+    adds these up.
+
+    Remembered for the last few transcripts: with a model configured in the manager, the same transcript is
+    measured by the manager's summarizer chain (what the model read) and by the executor's run (what the summarizer
+    was shown), and parsing it is the costly part."""
+    return _reach(text)
+
+
+@functools.lru_cache(maxsize=32)
+def _reach(text: str) -> int | None:
     parsed = parse_transcript(text)
     if parsed.kind is None or parsed.kind in ("consolidate", "snapshot"):
         return None
