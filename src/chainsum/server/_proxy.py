@@ -7,9 +7,10 @@ since the same client's previous body, `_body`); find its session
 (`_identity`) and window (the ``X-Chainsum-Context-Window`` header, else the configured window, else the model
 table; an unknown model is passed through untouched and says so in ``X-Chainsum-Skipped``); prepare the history
 (`_sessions`); send the body upstream (the client's own bytes when nothing changed) and relay the answer
-unchanged, as it arrives. A history chainsum cannot read (a role, block or shape it does not know) goes upstream
-as the client's own bytes, with ``X-Chainsum-Passthrough`` on the answer (`_passthrough`): the upstream decides
-what is valid.
+unchanged, as it arrives. A request the provider compacts itself (``context_management``, a ``compaction`` item or
+block: `_native`) is forwarded untouched and says so in ``X-Chainsum-Skipped``. A history chainsum cannot read (a
+role, block or shape it does not know) goes upstream as the client's own bytes, with ``X-Chainsum-Passthrough`` on
+the answer (`_passthrough`): the upstream decides what is valid.
 
 A compaction is announced to a streaming client before the first chunk. On the OpenAI routes it is an SSE comment
 line, ``: context_summarized {json}``, which every SSE parser skips (the OpenAI Python SDK turns every *named*
@@ -38,6 +39,7 @@ from ..manager import Prepared, SummarizationEvent, count_marks, known_window
 from ..tokens import CalibratedCounter, TokenCounter, json_tokens
 from ._errors import Dialect, ProxyError, provider_error
 from ._identity import credential_scopes, named_session, session_key
+from ._native import provider_compaction
 from ._passthrough import DETAIL_HEADER, HEADER, UnreadableHistory, header_value
 from ._sessions import Live
 from ._state import AppState, state_of
@@ -153,10 +155,13 @@ async def _proxy(request: Request, route: _Route) -> Response:
         return provider_error(route.dialect, exc.status, exc.message, exc.field)
 
 
-def _skipped(route: _Route, body: Mapping[str, Any]) -> str | None:
-    """Why a Responses request has no history of its own to compact (None: it has one). The upstream keeps the
-    conversation (``previous_response_id``, ``conversation``), or the request names no list (a string ``input``,
-    or none with a stored ``prompt``): valid requests, forwarded as they are."""
+def _skipped(route: _Route, body: Mapping[str, Any], raw: bytes) -> str | None:
+    """Why a request has no history of its own to compact (None: it has one). The provider compacts it
+    (`provider_compaction`); or, on Responses, the upstream keeps the conversation (``previous_response_id``,
+    ``conversation``), or the request names no list (a string ``input``, or none with a stored ``prompt``): valid
+    requests, forwarded as they are."""
+    if (native := provider_compaction(body, raw, route.history)) is not None:
+        return native
     if route.name != "responses":
         return None
     for name in ("previous_response_id", "conversation"):
@@ -190,7 +195,7 @@ async def _handle(request: Request, route: _Route, state: AppState, started: flo
     given_model = body.get("model")
     model = given_model if isinstance(given_model, str) else ""  # the upstream says what it makes of another value
     items = body.get(route.history)
-    skipped = _skipped(route, body)
+    skipped = _skipped(route, body, raw)
     if skipped is None and not isinstance(items, list):
         raise ProxyError(400, f"{route.history}: expected a list of messages", route.history)
     extra: dict[str, str] = {}
