@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextvars
 import functools
 import threading
 from collections.abc import Callable, Coroutine
@@ -73,8 +74,10 @@ def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
         if threading.current_thread() is threading.main_thread():
             return _run_on_main(factory)
         return _run(factory)
+    # the caller's context variables go with it (an OpenTelemetry span current here is the parent of what runs)
+    context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chainsum-sync") as pool:
-        return pool.submit(_run, factory).result()
+        return pool.submit(context.run, _run, factory).result()
 
 
 P = ParamSpec("P")

@@ -13,6 +13,7 @@ from typing import Any, Protocol, TypeVar
 import httpx
 import uvicorn
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from chainsum.manager import AnySummarizer, ManagerConfig
 from chainsum.server import ServerSettings, create_app
@@ -83,10 +84,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(app: FastAPI) -> Iterator[Running]:
-    """Run `app` under uvicorn on a free loopback port until the block ends."""
+def serve_app(app: FastAPI, *, asgi: ASGIApp | None = None) -> Iterator[Running]:
+    """Run `app` under uvicorn on a free loopback port until the block ends (`asgi`: what uvicorn serves instead,
+    an ASGI middleware around `app`, as an instrumentation would wrap it)."""
     port = free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(asgi or app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="uvicorn-test", daemon=True)
     thread.start()

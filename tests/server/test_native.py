@@ -19,6 +19,14 @@ def test_context_management_of_either_api_is_the_providers() -> None:
     assert check({"input": [], "context_management": None}, "input") is None  # an empty value asks for nothing
 
 
+def test_an_anthropic_edit_that_only_clears_thinking_leaves_the_turns_to_chainsum() -> None:
+    thinking = {"edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]}
+    assert check({"messages": [], "context_management": thinking}, "messages") is None
+    both = {"edits": [*thinking["edits"], {"type": "compact_20260112"}]}
+    assert check({"messages": [], "context_management": both}, "messages") is not None
+    assert check({"messages": [], "context_management": {"mode": "new"}}, "messages") is not None  # unknown shape
+
+
 def test_an_item_or_block_is_named_with_where_it_stands() -> None:
     item = {"input": [{"role": "user", "content": "hi"}, {"type": "compaction", "encrypted_content": "x"}]}
     assert check(item, "input") == "provider compaction (compaction item at input[1])"

@@ -154,7 +154,11 @@ def anthropic_body(old_turns: int) -> dict[str, Any]:
             {"type": "url", "url": "https://mcp.example.com/sse", "name": "crm", "authorization_token": "t"}
         ],
         "metadata": {"user_id": "user_abc_account_1_session_4b3c-11"},
-        "context_management": {"edits": [{"type": "clear_tool_uses_20250919"}]},
+        # an edit that leaves the turns to chainsum (one that compacts or clears them makes the request the
+        # provider's: tests/server/test_proxy_native_compaction.py)
+        "context_management": {
+            "edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]
+        },
         "temperature": 1,
         "stream": False,
     }

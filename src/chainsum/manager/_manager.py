@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .._sync import run_sync
-from ..errors import ChainsumError
+from ..errors import ChainsumError, SummarizerError
 from ..executor import check_budget
 from ..formats import output_target
 from ..messages import Message
@@ -65,6 +65,7 @@ from ._state_cell import StateCell
 from ._step import Compacted, CompactionStep, Failed, Lost, Unchanged
 from ._summarizers import AnySummarizer, SleepFn
 from ._summarizers_config import summarizers_from_config
+from ._telemetry import compaction_span, mark_request
 from ._view import Entry
 from ._windows import context_window as window_of
 
@@ -80,6 +81,10 @@ QUIET_ITEMS = 16
 QUIET_CHARS = 262_144
 """`ContextManager.prepare_quiet`: at most this many characters read anew (a tool step of up to about 250 KB):
 about a millisecond of reading and counting at most."""
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
 
 
 class ContextManager:
@@ -397,6 +402,27 @@ class ContextManager:
 
     # compacting --------------------------------------------------------------------------------------------------
     async def _compact(self, frame: Frame, reason: SummarizationReason) -> Prepared[Any]:
+        """`_compacting` inside the compaction's OpenTelemetry span (`_telemetry`), its figures written on it."""
+        started = time.perf_counter()
+        with compaction_span(self.session, reason) as span:
+            try:
+                prepared = await self._compacting(frame, reason)
+            except SummarizerError as exc:  # abort_on_failure: raised after the failure event
+                span.failed(kind=exc.kind, message=str(exc), aborted=True, duration_ms=_ms_since(started))
+                raise
+            event = prepared.event
+            if isinstance(event, SummarizationEvent):
+                span.summarized(
+                    tokens_before=prepared.tokens_before, tokens_after=prepared.tokens_after,
+                    messages=event.messages_compressed, coverage=event.model_coverage,
+                    duration_ms=_ms_since(started), errors=len(event.errors),
+                )  # fmt: skip
+            elif isinstance(event, SummarizationFailedEvent):
+                span.failed(kind=event.error_kind, message=event.error, aborted=False, duration_ms=_ms_since(started))
+        mark_request(prepared.compacted)  # on the caller's span: the request was written inside the compaction's
+        return prepared
+
+    async def _compacting(self, frame: Frame, reason: SummarizationReason) -> Prepared[Any]:
         """Compact under the session lock, deciding again on the stored state when another process wrote it."""
         started = time.perf_counter()
         if self._seen.changed_in_place(frame.items):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
+from ..chain import is_record_message
 from ..messages import Message
 from ..store import SummaryRecord
 from ..tokens import TokenCounter
@@ -27,12 +28,16 @@ from ._profile import PhaseTimes
 from ._recall import SMALLEST_ROOM, PinnedRecall
 from ._session_view import Frame, SessionView
 from ._state_cell import StateCell
+from ._telemetry import mark_request
 
 __all__ = ["Prepared", "RequestWriter"]
 
 logger = logging.getLogger(__name__)
 
 M = TypeVar("M")
+
+_HEAD = 4
+"""How far into the history a summary record is looked for (`Prepared.compacted`): records stand at its head."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +69,11 @@ class Prepared(Generic[M]):
     originals stay in the archive). A compaction folds them all; one that could write no summary folds them where
     they held the request over the window (a request the provider refuses helps nobody), or, when the history had
     nothing to summarize, where they brought it to the trigger (so that the newest question gets room)."""
+    compacted: bool = False
+    """The history sent is a compacted one: chainsum's record stands where originals were, whether the manager
+    replaced them in this call's view of the caller's history, or the caller keeps the history an earlier call
+    returned (what OpenTelemetry's ``gen_ai.conversation.compacted`` says, `chainsum.manager._telemetry`). The
+    second is seen where recall may act (the default: ``recall_token_ratio`` > 0 once something is archived)."""
 
     @property
     def changed(self) -> bool:
@@ -206,7 +216,10 @@ class RequestWriter:
             tokens > self.window,
             recalled,
             folded + dropped,
+            # records stand at the history's head (after the system prompt); `output` is made wherever one may be
+            not seen.view.empty or any(is_record_message(m) for m in output[:_HEAD]),
         )
+        mark_request(prepared.compacted)  # OpenTelemetry: the request's span says whether its history is compacted
         if profile is not None:
             profile.lap("output")
         return prepared

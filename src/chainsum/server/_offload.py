@@ -21,6 +21,7 @@ then released only when the manager is done with the session, never while it sti
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
@@ -62,7 +63,10 @@ class Offload:
         if self._closed:
             raise RuntimeError("the offload pool is closed")
         self._home = asyncio.get_running_loop()
-        waiting = asyncio.wrap_future(self._pool.submit(self._run_here, factory))
+        # the caller's context variables go with the job (an OpenTelemetry span current here is the parent of the
+        # compaction's span on the worker)
+        context = contextvars.copy_context()
+        waiting = asyncio.wrap_future(self._pool.submit(context.run, self._run_here, factory))
         self._running.add(waiting)
         waiting.add_done_callback(self._running.discard)
         try:
