@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from chainsum.cli._app import app
 
-COMMANDS = ["inspect", "validate", "repair", "convert", "compact", "replay", "expand", "search", "serve"]
+COMMANDS = ["inspect", "validate", "repair", "convert", "compact", "replay", "expand", "search", "serve", "mcp"]
 runner = CliRunner()
 
 

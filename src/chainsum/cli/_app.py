@@ -14,6 +14,7 @@ from ..messages import Message
 from ..rules import PROVIDERS, repair, validate
 from ._compact import compact_cmd
 from ._io import EXIT_PROBLEMS, OneLineUsageGroup, console, fail, read_conversation, user_errors, write_json
+from ._mcp import mcp_cmd
 from ._options import FileArg, FormatOpt, JsonOpt, OutOpt
 from ._render import chain_dict, chain_tree, file_index, in_file_terms
 from ._replay import expand_cmd, replay_cmd, search_cmd
@@ -215,3 +216,4 @@ app.command("replay")(replay_cmd)
 app.command("expand")(expand_cmd)
 app.command("search")(search_cmd)
 app.command("serve")(serve_cmd)
+app.command("mcp")(mcp_cmd)

@@ -18,6 +18,7 @@ for _package in ("fastapi", "uvicorn", "aiohttp", "prometheus_client", "orjson")
         raise _MissingDependencyError(_package, "server")
 
 from ._app import create_app, open_store  # noqa: E402 - after the dependency check, for its error message
+from ._mcp import archive_server  # noqa: E402
 from ._settings import (  # noqa: E402
     DEFAULT_ANTHROPIC_UPSTREAM,
     DEFAULT_OPENAI_UPSTREAM,
@@ -32,6 +33,7 @@ __all__ = [
     "VARIABLES",
     "ServerSettings",
     "SettingsError",
+    "archive_server",
     "create_app",
     "open_store",
 ]

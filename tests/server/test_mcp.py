@@ -1,0 +1,123 @@
+"""The archive over MCP (issue 34): with the official SDK's client, an agent lists a store's sessions and records,
+searches the archive and expands a record into the originals it replaced; a client's key sees its own sessions
+only (another's reads as missing, as on the session API); bad arguments are one-line tool errors. The store is
+filled the way users fill it: two clients' conversations compacted through ``chainsum serve``. ``chainsum mcp``
+serves the same over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+import httpx
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from chainsum.server import archive_server
+from chainsum.store import SQLiteStore
+from chainsum.testing import FakeLLMServer
+from server.server_support import chat, proxy
+
+KEYS = {"alice": "sk-alice-1", "bob": "sk-bob-2"}
+
+
+@pytest.fixture
+def filled(tmp_path: Path, fake: FakeLLMServer) -> Iterator[SQLiteStore]:
+    """A store holding one compacted conversation of each client."""
+    store = SQLiteStore(tmp_path / "chainsum.db")
+    try:
+        with proxy(fake, store, context_window=1500) as p:
+            for who, key in KEYS.items():
+                body = {"model": "gpt-4o", "messages": chat(30)}
+                headers = {"authorization": f"Bearer {key}", "x-chainsum-session": f"{who}-orders"}
+                r = httpx.post(p.url + "/v1/chat/completions", json=body, headers=headers, timeout=30)
+                assert r.status_code == 200 and r.headers["x-chainsum-summarized"] == "true", r.text
+        yield store
+    finally:
+        store.close()
+
+
+def result(answer: Any) -> Any:
+    assert not answer.is_error, answer.content
+    structured = cast(dict[str, Any], answer.structured_content)
+    return structured.get("result", structured)
+
+
+async def _calls(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async with Client(server) as client:
+        return [await client.call_tool(name, arguments) for name, arguments in calls]
+
+
+def call(server: Any, *calls: tuple[str, dict[str, Any]]) -> list[Any]:
+    return asyncio.run(_calls(server, list(calls)))
+
+
+def test_an_agent_lists_searches_and_expands_what_a_compaction_took_away(filled: SQLiteStore) -> None:
+    (sessions,) = call(archive_server(filled), ("list_sessions", {}))
+    rows = result(sessions)
+    assert len(rows) == 2 and all(r["compactions"] >= 1 for r in rows)
+    session = next(r["session"] for r in rows if r["label"] == "alice-orders")
+    records, hits = call(
+        archive_server(filled),
+        ("list_records", {"session": session}),
+        ("search_archive", {"session": session, "query": "ORD-1003", "limit": 5}),
+    )
+    (record,) = result(records)[:1]
+    assert record["messages_replaced"] > 0 and record["summary"]
+    found = result(hits)
+    assert found and "ORD-1003" in found[0]["snippet"].replace("[", "").replace("]", "")
+    (expanded,) = call(archive_server(filled), ("expand_record", {"record_id": record["id"]}))
+    originals = result(expanded)
+    assert originals["verified"] is True and len(originals["messages"]) == record["messages_replaced"]
+    texts = json.dumps(originals["messages"])
+    assert "ORD-1000" in texts  # the first question, taken out by the compaction, comes back verbatim
+
+
+def test_a_clients_key_sees_its_own_sessions_only(filled: SQLiteStore) -> None:
+    everyone = result(call(archive_server(filled), ("list_sessions", {}))[0])
+    bobs = next(r["session"] for r in everyone if r["label"] == "bob-orders")
+    bob_record = result(call(archive_server(filled), ("list_records", {"session": bobs}))[0])[0]["id"]
+    alice = archive_server(filled, key=KEYS["alice"])
+    mine, theirs, expand = call(
+        alice,
+        ("list_sessions", {}),
+        ("list_records", {"session": bobs}),
+        ("expand_record", {"record_id": bob_record}),
+    )
+    assert [r["label"] for r in result(mine)] == ["alice-orders"]
+    for refused in (theirs, expand):  # another client's session or record reads as missing, not as forbidden
+        assert refused.is_error and "no " in refused.content[0].text
+
+
+def test_bad_arguments_are_one_line_tool_errors(filled: SQLiteStore) -> None:
+    session = result(call(archive_server(filled), ("list_sessions", {}))[0])[0]["session"]
+    empty, too_many, unknown = call(
+        archive_server(filled),
+        ("search_archive", {"session": session, "query": "  "}),
+        ("search_archive", {"session": session, "query": "ORD", "limit": 10_000}),
+        ("expand_record", {"record_id": "no-such-record"}),
+    )
+    for answer in (empty, too_many, unknown):
+        assert answer.is_error and "\n" not in answer.content[0].text
+
+
+@pytest.mark.slow  # a process of its own
+def test_chainsum_mcp_serves_the_archive_over_stdio(filled: SQLiteStore, tmp_path: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "chainsum", "mcp", "--db", str(tmp_path / "chainsum.db")]
+    )
+    tools, sessions = asyncio.run(_stdio(params))
+    assert {"list_sessions", "list_records", "search_archive", "expand_record"} <= tools
+    assert sorted(r["label"] for r in sessions) == ["alice-orders", "bob-orders"]
+
+
+async def _stdio(params: StdioServerParameters) -> tuple[set[str], list[dict[str, Any]]]:
+    async with Client(params) as client:
+        listed = await client.list_tools()
+        answer = await client.call_tool("list_sessions", {})
+    return {t.name for t in listed.tools}, result(answer)
