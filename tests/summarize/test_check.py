@@ -120,6 +120,20 @@ def test_extractive_output_and_local_summarizers_are_recognised() -> None:
     assert not is_extractive(LAZY)
 
 
+def test_is_local_ends_on_an_object_that_makes_its_attributes_up() -> None:
+    """`unittest.mock.Mock` answers every ``inner`` with a new object: the walk is bounded (it hung an adapter's
+    constructor given a Mock), and a Mock is no model-free summarizer."""
+    from unittest.mock import Mock
+
+    assert not is_local(Mock())
+
+    class Wrapper:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+    assert is_local(Wrapper(Wrapper(ExtractiveSummarizer())))
+
+
 def _records(messages: tuple[Message, ...]) -> list[str]:
     return [m.text for m in messages if is_record_message(m)]
 

@@ -24,9 +24,10 @@ def mcp_cmd(
         typer.Option("--key", help="Only the sessions this client API key made (as the session API scopes it)."),
     ] = None,
 ) -> None:
-    """Serve a store's archive over MCP on stdio: list sessions and records, search, expand a record.
+    """Serve a store's archive to an agent over MCP (stdio).
 
-    Read-only. Needs the server and mcp extras: pip install "chainsum[server,mcp]".
+    Read-only tools: list sessions and their summary records, search the archive, expand a record. Needs the
+    server and mcp extras: pip install "chainsum[server,mcp]".
     """
     try:
         from ..server import archive_server
