@@ -22,7 +22,7 @@ when it is set, Strands replaces any ``conversation_manager`` by a no-op one (wi
 
 How it maps onto Strands (what its source does, 1.62):
 
-- **Proactive compression** runs in an async ``BeforeModelCallEvent`` hook (`register_hooks`, which calls the
+- **Proactive compression** runs in a ``BeforeModelCallEvent`` hook (`register_hooks`, which calls the
   base's first, as Strands requires): before every model call, `ContextManager.prepare` reads ``agent.messages``,
   counts the agent's system prompt and tool specs against the window when it has them (Strands' own managers read
   neither, so a test double without them is served too), and when it compacts, ``agent.messages`` is replaced in
@@ -129,6 +129,9 @@ _LEARNED_WINDOW_SHARE = 0.9
 
 _SAME_REFUSAL = 1.1
 """A second refusal at most this share of the first one's size confirms the lowered window."""
+
+_MIN_RECENT = 2
+"""The fewest recent messages chainsum's configuration keeps verbatim (``preserve_recent``'s floor)."""
 
 _DECLINED = ("content_filtered", "guardrail_intervened")
 """Stop reasons of a model that would not answer."""
@@ -252,7 +255,8 @@ class ChainsumConversationManager(ConversationManager):
         self.fail_open = fail_open
         """Whether a failing model summarizer falls back to chainsum's extractive one (else it raises)."""
         summarizer = self._summarizer(summarization_agent, summarization_system_prompt, summarizer, fail_open)
-        tuning = {"summary_ratio": ratio, "preserve_recent": recent}
+        self._preserve_recent = recent
+        tuning = {"summary_ratio": ratio, "preserve_recent": None if recent is None else max(_MIN_RECENT, recent)}
         tuned = {k: v for k, v in tuning.items() if v is not None}
         self._window_from_agent = False
         self._by_agent_model = False
@@ -316,12 +320,15 @@ class ChainsumConversationManager(ConversationManager):
 
     @property
     def preserve_recent_messages(self) -> int:
-        """Most recent messages kept verbatim: the manager configuration's ``preserve_recent``."""
-        return self.manager.config.preserve_recent
+        """Most recent messages kept verbatim: the manager configuration's ``preserve_recent``, or the 0 or 1 given
+        (chainsum keeps 2 at least: the current turn is never summarized)."""
+        return self.manager.config.preserve_recent if self._preserve_recent is None else self._preserve_recent
 
     @preserve_recent_messages.setter
     def preserve_recent_messages(self, value: int) -> None:
-        self.manager.config = dataclasses.replace(self.manager.config, preserve_recent=check_preserve_recent(value))
+        self._preserve_recent = check_preserve_recent(value)
+        recent = max(_MIN_RECENT, self._preserve_recent)
+        self.manager.config = dataclasses.replace(self.manager.config, preserve_recent=recent)
 
     @property
     def summary_message(self) -> StrandsMessage | None:
@@ -402,14 +409,17 @@ class ChainsumConversationManager(ConversationManager):
         return list(self._prefix) or None
 
     # hooks -------------------------------------------------------------------------------------------------------
-    async def _before_model_call(self, event: BeforeModelCallEvent) -> None:
+    def _before_model_call(self, event: BeforeModelCallEvent) -> None:
+        """Compact before the model call when over the trigger. Synchronous, as Strands' own proactive hook is (a
+        caller may run the hooks with ``invoke_callbacks``): with nothing to do no event loop is started, and a
+        compaction runs on a worker thread (`ContextManager.prepare_sync`)."""
         if not self._proactive:
             return
         agent = event.agent
         with self._serving(agent):
             frame = self._frame(agent)
             try:
-                prepared = await self.manager.prepare(
+                prepared = self.manager.prepare_sync(
                     frame.messages, system=frame.system, reserved_tokens=frame.reserved
                 )
             except SummarizerError as failure:  # Strands' proactive compression is best effort: the call goes on
@@ -530,9 +540,9 @@ class ChainsumConversationManager(ConversationManager):
             raise TypeError(f"summarization_system_prompt must be a str, got {type(system_prompt).__name__}")
         prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
         if agent is not None:
+            if system_prompt is not None:  # Strands' rule and words: an agent comes with its own prompt
+                raise ValueError("Cannot provide both summarization_agent and summarization_system_prompt: pass one")
             check_agent(agent)
-            if system_prompt is not None:
-                raise ValueError("pass summarization_agent= or summarization_system_prompt=, not both (as in Strands)")
             if summarizer is not None:
                 raise TypeError("pass summarization_agent= or summarizer=, not both")
             return model_summarizer(agent)
