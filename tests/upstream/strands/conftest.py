@@ -10,18 +10,27 @@ conftest imports boto3 and moto for fixtures these files do not use.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
-import strands.agent
-import strands.agent.conversation_manager
-from strands.agent.conversation_manager import summarizing_conversation_manager
-from tests.shim_known import KNOWN
-from tests.shim_summarizing import SummarizingConversationManager
 
-for _module in (summarizing_conversation_manager, strands.agent.conversation_manager, strands.agent):
-    _module.SummarizingConversationManager = SummarizingConversationManager  # type: ignore[attr-defined]
+IN_SUITE = Path(__file__).parent.name == "tests"
+"""True in the suite's copy (``<work>/tests/conftest.py``); in chainsum's own tree this folder is only the shim's
+source, and loading its conftest there must change nothing."""
+
+KNOWN: dict[str, str] = {}
+if IN_SUITE:
+    import strands.agent
+    import strands.agent.conversation_manager
+    from strands.agent.conversation_manager import summarizing_conversation_manager
+
+    KNOWN = importlib.import_module("tests.shim_known").KNOWN
+    replacement = importlib.import_module("tests.shim_summarizing").SummarizingConversationManager
+    for module in (summarizing_conversation_manager, strands.agent.conversation_manager, strands.agent):
+        module.SummarizingConversationManager = replacement
 
 
 @pytest.fixture(scope="session")
