@@ -22,7 +22,7 @@ when it is set, Strands replaces any ``conversation_manager`` by a no-op one (wi
 
 How it maps onto Strands (what its source does, 1.62):
 
-- **Proactive compression** runs in a ``BeforeModelCallEvent`` hook (`register_hooks`, which calls the
+- **Proactive compression** runs in an async ``BeforeModelCallEvent`` hook (`register_hooks`, which calls the
   base's first, as Strands requires): before every model call, `ContextManager.prepare` reads ``agent.messages``,
   counts the agent's system prompt and tool specs against the window when it has them (Strands' own managers read
   neither, so a test double without them is served too), and when it compacts, ``agent.messages`` is replaced in
@@ -409,17 +409,17 @@ class ChainsumConversationManager(ConversationManager):
         return list(self._prefix) or None
 
     # hooks -------------------------------------------------------------------------------------------------------
-    def _before_model_call(self, event: BeforeModelCallEvent) -> None:
-        """Compact before the model call when over the trigger. Synchronous, as Strands' own proactive hook is (a
-        caller may run the hooks with ``invoke_callbacks``): with nothing to do no event loop is started, and a
-        compaction runs on a worker thread (`ContextManager.prepare_sync`)."""
+    async def _before_model_call(self, event: BeforeModelCallEvent) -> None:
+        """Compact before the model call when over the trigger. Async (Strands' agent awaits it), so that a
+        compaction waiting on its summarizer model does not block the agent's event loop, as a synchronous hook
+        would (Strands' own proactive hook is synchronous: ``invoke_callbacks`` refuses this one)."""
         if not self._proactive:
             return
         agent = event.agent
         with self._serving(agent):
             frame = self._frame(agent)
             try:
-                prepared = self.manager.prepare_sync(
+                prepared = await self.manager.prepare(
                     frame.messages, system=frame.system, reserved_tokens=frame.reserved
                 )
             except SummarizerError as failure:  # Strands' proactive compression is best effort: the call goes on

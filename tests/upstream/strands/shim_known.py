@@ -1,12 +1,13 @@
 """Strands' tests that chainsum fails for a reason of its algorithm, not of the contract: node id -> why.
 
-Three kinds. The upstream histories are a few words a message: a chainsum summary record (framed, with its
+Four kinds. The upstream histories are a few words a message: a chainsum summary record (framed, with its
 provenance) is larger than they are, and chainsum never writes a history larger than the one it was given
 (DESIGN invariant 5), so where a test counts the messages Strands' 50 % cut leaves, chainsum keeps them all (or
 raises the overflow saying there is nothing to compact). Strands' summarization-agent path runs a test double as an
 agent; chainsum refuses anything that is not a Strands ``Agent`` at once (issue 33), and calls only the agent's
-model. And Strands' private split-point helper has no chainsum counterpart (chainsum's cut is its chain builder's).
-The contract these tests stand for is checked at realistic sizes in ``tests/integrations/test_strands_dropin.py``.
+model. Two tests run the hooks synchronously, which chainsum's async hook does not allow. And Strands' private
+split-point helper has no chainsum counterpart (chainsum's cut is its chain builder's). The contract these tests
+stand for is checked at realistic sizes in ``tests/integrations/test_strands_dropin.py``.
 """
 
 _FILE = "tests/strands/agent/test_summarizing_conversation_manager.py::"
@@ -35,6 +36,12 @@ KNOWN: dict[str, str] = {
     + " (asserts Strands' exact counts after two cuts)",
     _FILE + "test_proactive_compression_summarizes_when_exceeded": "Strands' trigger reads projected_input_tokens "
     "(800 of 1000); chainsum counts the 20 few-word messages itself (far under 70 %) and keeps them",
+    **{
+        _FILE + name: "runs the hooks with the synchronous invoke_callbacks, which refuses an async callback; "
+        "chainsum's hook is async (Strands' agent awaits it) so that a compaction waiting on its model does not "
+        "block the agent's event loop"
+        for name in ("test_proactive_compression_no_summarize_when_below", "test_proactive_compression_swallows_errors")
+    },
     _FILE + "test_default_path_passes_correct_system_prompt": "asserts Strands' summarization prompt; chainsum's "
     "model summarizer sends its own (the transcript framed as data, never instructions)",
     _IDS + "test_no_idless_messages_after_summarization": _TINY
