@@ -1,7 +1,8 @@
-"""What `chainsum.integrations.strands` needs besides its conversation manager: reading Strands' message dicts,
-counting what an agent sends outside them, the durable ids Strands requires, the request's user-turn merge, and the
-checks of the arguments `SummarizingConversationManager` takes (with its meaning: see the migration table in
-``docs/integrations.md``). Package-private: the adapter module re-exports nothing from here."""
+"""What `chainsum.integrations.strands` needs besides its conversation manager: a Strands model as chainsum's
+summarizer, reading Strands' message dicts, counting what an agent sends outside them, the durable ids Strands
+requires, the request's user-turn merge, and the checks of the arguments `SummarizingConversationManager` takes
+(with its meaning: see the migration table in ``docs/integrations.md``). Package-private: the adapter module
+re-exports `model_summarizer` from here, and nothing else."""
 
 from __future__ import annotations
 
@@ -9,30 +10,45 @@ import math
 import operator
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
+from ..errors import MissingDependencyError, SummarizerError
 from ..formats import bedrock
 from ..manager import ObjectReader, starts_with
 from ..messages import Message
+from ..summarize import SummarizerUsage
+from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import TokenCounter, json_tokens
+from ._summarizer import ModelReply, ModelSummarizer
+
+try:
+    from strands.models import Model
+    from strands.types.content import Message as StrandsMessage
+    from strands.types.exceptions import ContextWindowOverflowException, ModelThrottledException
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise MissingDependencyError("strands-agents", "strands") from exc
 
 if TYPE_CHECKING:
-    from strands.types.content import Message as StrandsMessage
+    from strands.agent.agent import Agent
     from strands.types.tools import AgentTool
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "STRANDS_DEFAULT_WINDOW",
     "UserTurns",
+    "adapt",
     "check_agent",
     "check_pin_first",
     "check_preserve_recent",
     "check_threshold",
     "clamp_summary_ratio",
+    "classify",
     "give_tracking_ids",
     "merge_user_turns",
+    "model_summarizer",
     "new_tracking_id",
     "strands_reader",
+    "stream_reply",
     "system_text",
     "tool_tokens",
     "tools_of",
@@ -44,6 +60,78 @@ estimate's fallback): the manager's window when neither the manager's arguments 
 
 DEFAULT_THRESHOLD = 0.7
 """``proactive_compression=True``: compress at this share of the window, as Strands does."""
+
+
+# the model --------------------------------------------------------------------------------------------------------
+_DECLINED = ("content_filtered", "guardrail_intervened")
+"""Stop reasons of a model that would not answer."""
+
+
+def model_summarizer(model: Model | Agent | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT) -> ModelSummarizer:
+    """A Strands model as chainsum's summarizer: one ``model.stream`` request with chainsum's system prompt and the
+    framed transcript as the user message, no tools; the text deltas make the summary and the stream's usage
+    metadata is reported. An ``Agent`` gives its model (the agent itself is not run, so not changed). A string is
+    what Strands' ``Agent(model="...")`` takes: a Bedrock model id (``"us.amazon.nova-micro-v1:0"``)."""
+    if isinstance(model, str):
+        from strands.models import BedrockModel
+
+        chosen: Model = BedrockModel(model_id=model)
+        name = f"strands:{model}"
+    else:
+        chosen = model if isinstance(model, Model) else model.model
+        name = f"strands:{type(chosen).__name__}"
+
+    async def call(system: str, transcript: str) -> ModelReply:
+        return await stream_reply(chosen, system, transcript)
+
+    return ModelSummarizer(name=name, call=call, model=chosen, classify=classify, system_prompt=system_prompt)
+
+
+async def stream_reply(model: Any, system: str, transcript: str) -> ModelReply:
+    """One ``model.stream`` request (keyword arguments, as Strands calls its own summarizing model) read into a
+    reply. `model` is a Strands ``Model``, or whatever stands for one on the agent (Strands' tests use mocks)."""
+    texts: list[str] = []
+    usage: SummarizerUsage | None = None
+    stop: object = None
+    request: list[StrandsMessage] = [{"role": "user", "content": [{"text": transcript}]}]
+    async for event in model.stream(request, tool_specs=None, system_prompt=system):
+        raw = cast(dict[str, Any], event)  # read as the plain dicts they are: a provider may leave keys out
+        delta = _section(_section(raw, "contentBlockDelta"), "delta")
+        if isinstance(delta.get("text"), str):
+            texts.append(delta["text"])
+        stop = _section(raw, "messageStop").get("stopReason", stop)
+        reported = _section(_section(raw, "metadata"), "usage")
+        if reported:
+            usage = SummarizerUsage(
+                input_tokens=int(reported.get("inputTokens") or 0),
+                output_tokens=int(reported.get("outputTokens") or 0),
+            )
+    refused = f"stop reason {stop}" if stop in _DECLINED else None
+    return ModelReply("".join(texts) if texts else None, usage, refused)
+
+
+def _section(event: dict[str, Any], key: str) -> dict[str, Any]:
+    """``event[key]`` when it is a dict, else an empty one."""
+    value = event.get(key)
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
+def classify(exc: BaseException) -> SummarizerError | None:
+    """Strands' own exceptions: its providers raise ``ModelThrottledException`` for a throttled request and
+    ``ContextWindowOverflowException`` for a prompt over the model's window (the same request cannot succeed)."""
+    if isinstance(exc, ModelThrottledException):
+        return SummarizerError(str(exc)[:200], kind="rate_limit")
+    if isinstance(exc, ContextWindowOverflowException):
+        return SummarizerError(str(exc)[:200], kind="invalid")
+    return None
+
+
+def adapt(model: object) -> ModelSummarizer | None:
+    from strands.agent.agent import Agent
+
+    if isinstance(model, ModelSummarizer):
+        return model
+    return model_summarizer(model) if isinstance(model, Model | Agent) else None
 
 
 # arguments ------------------------------------------------------------------------------------------------------

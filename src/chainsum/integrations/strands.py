@@ -83,20 +83,23 @@ from ..errors import MissingDependencyError, SummarizerError
 from ..formats import bedrock
 from ..manager import ContextManager, ManagerConfig, Prepared, ToolTokens, is_recall_message
 from ..messages import Message
-from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ._common import make_manager
 from ._strands import (
     STRANDS_DEFAULT_WINDOW,
     UserTurns,
+    adapt,
     check_agent,
     check_pin_first,
     check_preserve_recent,
     check_threshold,
     clamp_summary_ratio,
+    classify,
     give_tracking_ids,
+    model_summarizer,
     new_tracking_id,
     strands_reader,
+    stream_reply,
     system_text,
     tool_tokens,
     tools_of,
@@ -109,7 +112,7 @@ try:
     from strands.middleware import InvokeModelContext, InvokeModelStage
     from strands.models import Model
     from strands.types.content import Message as StrandsMessage
-    from strands.types.exceptions import ContextWindowOverflowException, ModelThrottledException
+    from strands.types.exceptions import ContextWindowOverflowException
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("strands-agents", "strands") from exc
 
@@ -132,76 +135,6 @@ _SAME_REFUSAL = 1.1
 
 _MIN_RECENT = 2
 """The fewest recent messages chainsum's configuration keeps verbatim (``preserve_recent``'s floor)."""
-
-_DECLINED = ("content_filtered", "guardrail_intervened")
-"""Stop reasons of a model that would not answer."""
-
-
-def model_summarizer(model: Model | Agent | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT) -> ModelSummarizer:
-    """A Strands model as chainsum's summarizer: one ``model.stream`` request with chainsum's system prompt and the
-    framed transcript as the user message, no tools; the text deltas make the summary and the stream's usage
-    metadata is reported. An ``Agent`` gives its model (the agent itself is not run, so not changed). A string is
-    what Strands' ``Agent(model="...")`` takes: a Bedrock model id (``"us.amazon.nova-micro-v1:0"``)."""
-    if isinstance(model, str):
-        from strands.models import BedrockModel
-
-        chosen: Model = BedrockModel(model_id=model)
-        name = f"strands:{model}"
-    else:
-        chosen = model if isinstance(model, Model) else model.model
-        name = f"strands:{type(chosen).__name__}"
-
-    async def call(system: str, transcript: str) -> ModelReply:
-        return await _stream_reply(chosen, system, transcript)
-
-    return ModelSummarizer(name=name, call=call, model=chosen, classify=_classify, system_prompt=system_prompt)
-
-
-async def _stream_reply(model: Any, system: str, transcript: str) -> ModelReply:
-    """One ``model.stream`` request (keyword arguments, as Strands calls its own summarizing model) read into a
-    reply. `model` is a Strands ``Model``, or whatever stands for one on the agent (Strands' tests use mocks)."""
-    texts: list[str] = []
-    usage: SummarizerUsage | None = None
-    stop: object = None
-    request: list[StrandsMessage] = [{"role": "user", "content": [{"text": transcript}]}]
-    async for event in model.stream(request, tool_specs=None, system_prompt=system):
-        raw = cast(dict[str, Any], event)  # read as the plain dicts they are: a provider may leave keys out
-        delta = _section(_section(raw, "contentBlockDelta"), "delta")
-        if isinstance(delta.get("text"), str):
-            texts.append(delta["text"])
-        stop = _section(raw, "messageStop").get("stopReason", stop)
-        reported = _section(_section(raw, "metadata"), "usage")
-        if reported:
-            usage = SummarizerUsage(
-                input_tokens=int(reported.get("inputTokens") or 0),
-                output_tokens=int(reported.get("outputTokens") or 0),
-            )
-    refused = f"stop reason {stop}" if stop in _DECLINED else None
-    return ModelReply("".join(texts) if texts else None, usage, refused)
-
-
-def _section(event: dict[str, Any], key: str) -> dict[str, Any]:
-    """``event[key]`` when it is a dict, else an empty one."""
-    value = event.get(key)
-    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
-
-
-def _classify(exc: BaseException) -> SummarizerError | None:
-    """Strands' own exceptions: its providers raise ``ModelThrottledException`` for a throttled request and
-    ``ContextWindowOverflowException`` for a prompt over the model's window (the same request cannot succeed)."""
-    if isinstance(exc, ModelThrottledException):
-        return SummarizerError(str(exc)[:200], kind="rate_limit")
-    if isinstance(exc, ContextWindowOverflowException):
-        return SummarizerError(str(exc)[:200], kind="invalid")
-    return None
-
-
-def _adapt(model: object) -> ModelSummarizer | None:
-    from strands.agent.agent import Agent
-
-    if isinstance(model, ModelSummarizer):
-        return model
-    return model_summarizer(model) if isinstance(model, Model | Agent) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,22 +189,18 @@ class ChainsumConversationManager(ConversationManager):
         """Whether a failing model summarizer falls back to chainsum's extractive one (else it raises)."""
         summarizer = self._summarizer(summarization_agent, summarization_system_prompt, summarizer, fail_open)
         self._preserve_recent = recent
-        tuning = {"summary_ratio": ratio, "preserve_recent": None if recent is None else max(_MIN_RECENT, recent)}
-        tuned = {k: v for k, v in tuning.items() if v is not None}
         self._window_from_agent = False
         self._by_agent_model = False
         """Whether the agent's own model writes the summaries (Strands' default)."""
         if manager is not None:
-            if tuned or isinstance(threshold, float) or summarizer is not None or config is not None:
+            tuned = ratio is not None or recent is not None or isinstance(threshold, float)
+            if tuned or summarizer is not None or config is not None:
                 raise TypeError("with manager= pass the summarizer and the ratios to that manager's config")
             self.manager: ContextManager = make_manager(manager, kwargs)
             """The `ContextManager` doing the work: its archive holds every original taken out of
             ``agent.messages``."""
         else:
-            config = dataclasses.replace(config or ManagerConfig.from_env(), **tuned)
-            if isinstance(threshold, float):
-                reset = min(config.reset_token_ratio, threshold * 7 / 8)
-                config = dataclasses.replace(config, trigger_token_ratio=threshold, reset_token_ratio=reset)
+            config = _tuned(config or ManagerConfig.from_env(), ratio, recent, threshold)
             kwargs["config"] = config
             self._by_agent_model = (
                 summarizer is None and kwargs.get("summarizers") is None and not _configured_model(config)
@@ -279,7 +208,7 @@ class ChainsumConversationManager(ConversationManager):
             if self._by_agent_model:
                 summarizer = self._agent_model_summarizer(summarization_system_prompt)
             kwargs["summarizer"] = summarizer
-            take_summarizer(kwargs, _adapt, "Strands", fail_open=fail_open)
+            take_summarizer(kwargs, adapt, "Strands", fail_open=fail_open)
             kwargs.setdefault("provider", "bedrock")
             if kwargs.get("context_window") is None and kwargs.get("model") is None and config.context_window is None:
                 kwargs["context_window"] = STRANDS_DEFAULT_WINDOW
@@ -302,7 +231,6 @@ class ChainsumConversationManager(ConversationManager):
         """The window to go back to after a provisional lowering (see `_lower_window`)."""
         self._suspect: int | None = None
         """Tokens of the last request refused although counted as fitting."""
-        self._request_tokens = 0
         self._reader = strands_reader()
         self._tools = ToolTokens(tool_tokens)
         self._turns = UserTurns()
@@ -426,7 +354,6 @@ class ChainsumConversationManager(ConversationManager):
                 logger.warning("error=<%s> | compaction before the model call failed; history kept", failure)
                 return
             self._apply(agent, frame, prepared, recall=True)
-            self._request_tokens = prepared.tokens_after
 
     def _after_model_call(self, event: AfterModelCallEvent) -> None:
         """A model call that succeeded with a provisionally lowered window: the refusal was not the window's."""
@@ -562,10 +489,10 @@ class ChainsumConversationManager(ConversationManager):
                     "no Strands agent is being served: its model writes the summaries", kind="invalid"
                 )
             model = getattr(agent, "aux_model", None) or agent.model
-            return await _stream_reply(model, system, transcript)
+            return await stream_reply(model, system, transcript)
 
         prompt = DEFAULT_SYSTEM_PROMPT if system_prompt is None else system_prompt
-        return ModelSummarizer(name="strands:agent model", call=call, classify=_classify, system_prompt=prompt)
+        return ModelSummarizer(name="strands:agent model", call=call, classify=classify, system_prompt=prompt)
 
     @contextmanager
     def _serving(self, agent: Agent) -> Generator[None]:
@@ -713,6 +640,19 @@ class ChainsumConversationManager(ConversationManager):
 def _is_prompt(message: Message) -> bool:
     """A user message that is not tool results: where a turn starts."""
     return message.role == "user" and not any(p.kind == "tool_result" for p in message.parts)
+
+
+def _tuned(config: ManagerConfig, ratio: float | None, recent: int | None, threshold: object) -> ManagerConfig:
+    """`config` with the Strands arguments given: ``summary_ratio``, ``preserve_recent_messages`` (chainsum's floor
+    of 2 kept) and a ``proactive_compression`` threshold as the trigger (the reset below it)."""
+    if ratio is not None:
+        config = dataclasses.replace(config, summary_ratio=ratio)
+    if recent is not None:
+        config = dataclasses.replace(config, preserve_recent=max(_MIN_RECENT, recent))
+    if isinstance(threshold, float):
+        reset = min(config.reset_token_ratio, threshold * 7 / 8)
+        config = dataclasses.replace(config, trigger_token_ratio=threshold, reset_token_ratio=reset)
+    return config
 
 
 def _fit_summarizer_input(config: ManagerConfig, window: object) -> ManagerConfig:
