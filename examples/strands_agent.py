@@ -6,7 +6,9 @@ The model is a canned one (`chainsum.testing.strands.CannedModel`, the kind of `
 use): it looks the order up with a tool, then answers. Summaries come from a dedicated summarization agent, as in
 Strands' ``SummarizingConversationManager(summarization_agent=...)``: here another canned model that lists the
 orders the transcript names (for real use, ``Agent(model="us.amazon.nova-micro-v1:0")``, a cheaper model; only its
-model is called, and chainsum's extractive summarizer takes over if it fails). The window is 2,000 tokens, so
+model is called; if it fails, the error is raised as Strands' own manager raises it, unless ``fail_open=True``
+lets chainsum's extractive summarizer take over). Without a summarization agent, the agent's own model would
+write them, as in Strands. The window is 2,000 tokens, so
 after a dozen questions the oldest turns are summarized; the originals go to a SQLite archive, and the Strands
 session (a `FileSessionManager`) restores the compacted history. Swap in ``BedrockModel(...)`` (or any Strands
 model) and the model's real ``context_window=`` for real use.
@@ -60,7 +62,8 @@ def main(folder: Path | None = None) -> None:
     archive = SQLiteStore(folder / "chainsum.db")
     events: list[str] = []
     summarizer_tokens: list[int] = []
-    summarization_agent = Agent(model=CannedModel(summarize), callback_handler=None)  # Agent(model="us.amazon...")
+    # for real use: Agent(model="us.amazon.nova-micro-v1:0")
+    summarization_agent = Agent(model=CannedModel(summarize, summary=None), callback_handler=None)
 
     def on_event(event: ManagerEvent) -> None:
         events.append(event.kind)

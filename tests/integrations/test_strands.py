@@ -353,7 +353,7 @@ def test_reduce_context_raises_instead_of_looping_when_nothing_can_go() -> None:
     agent = Agent(model=model, tools=[fetch], conversation_manager=cm, callback_handler=None)
     for t in range(6):
         agent(f"Read page batch {t}")
-    with pytest.raises(ContextWindowOverflowException, match="could not shrink"):
+    with pytest.raises(ContextWindowOverflowException, match="never compacts"):
         agent("Please read this: " + "lorem ipsum dolor " * 2000)
     assert provider.refused <= 3
 
@@ -454,7 +454,7 @@ def test_dicts_come_back_verbatim_and_odd_messages_survive_compaction() -> None:
     config for providers whose system prompt lives in the list) still give valid requests."""
     history = long_history()
     history[6]["content"] = [*history[6]["content"], {"text": "and also look at page 2"}]
-    cm = ChainsumConversationManager(ManagerConfig(summary_role="system"), context_window=2000)
+    cm = ChainsumConversationManager(config=ManagerConfig(summary_role="system"), context_window=2000)
     model = CannedModel(lambda _: {"role": "assistant", "content": [{"text": "Done."}]})
     agent = Agent(model=model, messages=history, tools=[fetch], conversation_manager=cm, callback_handler=None)
     tail = agent.messages[-6:]
@@ -502,7 +502,8 @@ def test_user_turns_merged_step_by_step_equal_a_merge_of_the_whole_history(
 ) -> None:
     """`_UserTurns` looks only at what is new in a grown request: it gives what `_merge_user_turns` gives for the
     whole history (the very list when nothing merges), however the history grows or changes."""
-    from chainsum.integrations.strands import _merge_user_turns, _UserTurns  # pyright: ignore[reportPrivateUsage]
+    from chainsum.integrations._strands import UserTurns as _UserTurns
+    from chainsum.integrations._strands import merge_user_turns as _merge_user_turns
 
     def message(i: int, role: str, tool_result: bool) -> dict[str, Any]:
         result: dict[str, Any] = {"toolResult": {"toolUseId": f"t{i}", "content": []}}

@@ -57,7 +57,7 @@ def _summary_model(fail: str | None = None) -> CannedModel:
         return {"role": "assistant", "content": [] if fail == "empty" else [{"text": SUMMARY}]}
 
     kind = HangingModel if fail == "hang" else CannedModel
-    return kind(respond, input_tokens=lambda request: INPUT_TOKENS)
+    return kind(respond, summary=None, input_tokens=lambda request: INPUT_TOKENS)
 
 
 @pytest.mark.parametrize(("turns", "window"), SIZES)
@@ -91,8 +91,9 @@ def test_a_summarization_agents_model_writes_the_summaries_of_an_agent_run(turns
 def test_a_failing_strands_model_falls_back_and_loses_nothing(
     fail: str, kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """``fail_open=True``: chainsum's extractive summarizer takes over."""
     summary_model = _summary_model(fail)
-    cm = ChainsumConversationManager(context_window=WINDOW, config=CONFIG, summarizer=summary_model)
+    cm = ChainsumConversationManager(context_window=WINDOW, config=CONFIG, summarizer=summary_model, fail_open=True)
     event = assert_fell_back(cm.manager, history(), kind, caplog)
     if fail == "empty":
         assert event.summarizer_usage is not None and event.summarizer_usage.input_tokens >= INPUT_TOKENS

@@ -3,8 +3,9 @@
 `CannedModel` is what Strands' own tests use (their ``MockedModelProvider``): a `strands.models.Model` subclass
 whose ``stream`` yields the Converse stream events of a canned assistant message, here chosen by a function of the
 request, and which records every request it receives (`CannedRequest`), so a test can check what the model was
-really sent. Summarization requests made by Strands' `SummarizingConversationManager` (no tool specs, the last user
-message asking for a summary) are answered with a summary without using up a canned reply, and `overflow` makes it
+really sent. Summarization requests (no tool specs, and either the last user message asking for a summary, as
+Strands' `SummarizingConversationManager` sends, or chainsum's summarizer system prompt, as chainsum's manager sends
+to the agent's model) are answered with a summary without using up a canned reply, and `overflow` makes it
 raise ``ContextWindowOverflowException`` the way a provider refuses a request that is too long.
 
 `replay_of` turns a recorded conversation (chainsum `Message`s, from any format: a tau-bench run, a Claude Code
@@ -27,6 +28,7 @@ from typing import Any, TypeVar, cast
 
 from ..errors import MissingDependencyError
 from ..messages import Message
+from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from .agent_script import AgentScript, script_from_messages
 
 try:
@@ -69,9 +71,12 @@ class CannedRequest:
 
     @property
     def is_summarization(self) -> bool:
-        """Strands' summarizing manager asking for a summary (it sends no tools and this last message)."""
+        """A summarizing manager asking for a summary: Strands' (no tools, this last message) or chainsum's (no
+        tools, chainsum's summarizer system prompt)."""
         if self.tool_specs is not None or not self.messages:
             return False
+        if self.system_prompt == DEFAULT_SYSTEM_PROMPT:
+            return True
         content = self.messages[-1].get("content") or []
         return any(block.get("text") == SUMMARY_REQUEST for block in content)
 
@@ -91,7 +96,8 @@ class CannedModel(Model):
 
     `context_window_limit` is reported in the model config (Strands reads it for its utilization estimates).
     `overflow(request)`, when given and true, makes the call raise ``ContextWindowOverflowException``. `summary`
-    writes the answer to a summarization request. `input_tokens(request)` is the prompt size reported in the usage
+    writes the answer to a summarization request (None: `respond` answers those too, for a model that is only a
+    summarizer). `input_tokens(request)` is the prompt size reported in the usage
     metadata (Strands estimates the next request from it). `requests` holds every request, `summaries` counts the
     summarization ones.
     """
@@ -102,7 +108,7 @@ class CannedModel(Model):
         *,
         context_window_limit: int | None = None,
         overflow: Callable[[CannedRequest], bool] | None = None,
-        summary: Callable[[CannedRequest], str] = _default_summary,
+        summary: Callable[[CannedRequest], str] | None = _default_summary,
         input_tokens: Callable[[CannedRequest], int] = _default_input_tokens,
     ) -> None:
         self._respond = respond
@@ -136,7 +142,7 @@ class CannedModel(Model):
         self.requests.append(request)
         if self._overflow is not None and self._overflow(request):
             raise ContextWindowOverflowException("input is too long for the model's context window")
-        if request.is_summarization:
+        if self._summary is not None and request.is_summarization:
             self.summaries += 1
             reply: StrandsMessage = {"role": "assistant", "content": [{"text": self._summary(request)}]}
         else:
