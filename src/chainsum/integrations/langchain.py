@@ -48,39 +48,62 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from operator import is_
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..chain import is_record_message
+from ..errors import ChainsumError, SummarizerError
 from ..formats._base import native
 from ..formats.langchain import from_object, to_objects
-from ..manager import ContextManager, ObjectReader, Prepared, ToolTokens, is_recall_message
+from ..manager import (
+    ContextManager,
+    ManagerConfig,
+    ObjectReader,
+    Prepared,
+    ToolTokens,
+    context_window,
+    is_recall_message,
+)
 from ..messages import Message
 from ..store import Archive, MemoryArchive
-from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import TokenCounter, json_tokens
 from ._common import make_manager, require
-from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
+from ._summarizer import ModelSummarizer, take_summarizer
 
 require("langchain.agents.middleware", package="langchain", extra="langchain")
 
 from langchain.agents.middleware import AgentMiddleware, AgentState  # noqa: E402
 from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
-    AIMessage,
     AnyMessage,
     BaseMessage,
-    HumanMessage,
     RemoveMessage,
-    SystemMessage,
 )
+from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
 from langchain_core.runnables import Runnable  # noqa: E402
+from langchain_core.runnables.base import coerce_to_runnable  # noqa: E402
 from langchain_core.tools import BaseTool  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402  # pyright: ignore[reportMissingTypeStubs]
+
+from ._langchain_args import (  # noqa: E402
+    Clause,
+    LangChainCounter,
+    Size,
+    Trigger,
+    calling,
+    chat_summarizer,
+    copy_trigger,
+    messages_summarizer,
+    parse_keep,
+    parse_trigger,
+    reported_tokens,
+)
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -96,36 +119,103 @@ Mode = Literal["state", "request"]
 def model_summarizer(
     model: BaseChatModel | Runnable[Any, Any] | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT
 ) -> ModelSummarizer:
-    """A LangChain chat model as chainsum's summarizer: ``model.ainvoke([SystemMessage, HumanMessage])`` with
-    chainsum's system prompt and framed transcript; its ``usage_metadata`` is reported. A string is LangChain's
-    ``"provider:model"`` (``init_chat_model``, which needs that provider's LangChain package), the explicit way to
-    use LangChain's naming where ``summarizer="..."`` means chainsum's."""
-    chat: Runnable[Any, Any]
+    """A LangChain chat model as chainsum's summarizer, for ``summarizers=[...]`` or `chainsum.compact`:
+    ``model.ainvoke([SystemMessage, HumanMessage])`` with chainsum's system prompt and framed transcript, tagged so
+    it never reaches an agent's stream; its ``usage_metadata`` is reported. A string is LangChain's
+    ``"provider:model"`` (``init_chat_model``, which needs that provider's LangChain package)."""
+    chat = _chat_model(model, "model")
+    name = f"langchain:{model}" if isinstance(model, str) else _name(chat)
+    return chat_summarizer(cast(Runnable[Any, Any], chat), name, system_prompt, None)
+
+
+def _name(chat: object) -> str:
+    return f"langchain:{type(chat).__name__}"
+
+
+def _chat_model(model: object, where: str) -> BaseChatModel | Runnable[Any, Any] | None:
+    """LangChain's model argument: a chat model or runnable as it is, a string through ``init_chat_model``;
+    anything else refused at once."""
+    if model is None or isinstance(model, BaseChatModel | Runnable):
+        return cast("BaseChatModel | Runnable[Any, Any] | None", model)
     if isinstance(model, str):
         from langchain.chat_models import init_chat_model
 
-        chat = init_chat_model(model)
-        name = f"langchain:{model}"
-    else:
-        chat = model
-        name = f"langchain:{type(model).__name__}"
+        return init_chat_model(model)
+    raise TypeError(f"{where}= takes a LangChain chat model or a 'provider:model' name, got {type(model).__name__}")
 
-    async def call(system: str, transcript: str) -> ModelReply:
-        reply: object = await chat.ainvoke([SystemMessage(system), HumanMessage(transcript)])
-        if not isinstance(reply, BaseMessage):
-            return ModelReply(None)  # a runnable answering something else: no text
-        usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
-        counted = (
-            None
-            if usage is None
-            else SummarizerUsage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"])
+
+_DEFAULT_KEEP = 20
+"""LangChain's default ``keep=("messages", 20)``."""
+_DEFAULT_TRIM = 4000
+"""LangChain's default ``trim_tokens_to_summarize``: chainsum's summarizer input cap."""
+_NO_WINDOW = 1 << 40
+"""The window when none is known (no ``context_window``, no ``window_model``, no profile): only LangChain's trigger
+compacts, as in LangChain; chainsum's emergency guard has nothing to guard."""
+_NO_CAP = 1 << 40
+"""``trim_tokens_to_summarize=None``: no input cap (nothing chunked)."""
+_MIN_CAP = 100
+"""chainsum's smallest summarizer input cap."""
+
+
+def _deprecated(
+    trigger: object, keep: tuple[str, float], max_tokens: int | None, to_keep: int | None
+) -> tuple[object, tuple[str, float]]:
+    """LangChain's deprecated ``max_tokens_before_summary`` and ``messages_to_keep``, with its warning."""
+    if max_tokens is not None:
+        warnings.warn(
+            "max_tokens_before_summary is deprecated: use trigger=('tokens', n)", DeprecationWarning, stacklevel=3
         )
-        refusal = reply.additional_kwargs.get("refusal")  # OpenAI's refusal, as langchain-openai carries it
-        if reply.response_metadata.get("finish_reason") == "content_filter":
-            refusal = refusal or "content filter"
-        return ModelReply(str(reply.text), counted, refusal if isinstance(refusal, str) and refusal else None)
+        if trigger is None:
+            trigger = ("tokens", max_tokens)
+    if to_keep is not None:
+        warnings.warn("messages_to_keep is deprecated: use keep=('messages', n)", DeprecationWarning, stacklevel=3)
+        if keep == ("messages", _DEFAULT_KEEP):
+            keep = ("messages", to_keep)
+    return trigger, keep
 
-    return ModelSummarizer(name=name, call=call, model=chat, system_prompt=system_prompt)
+
+def _check_prompt(prompt: str) -> None:
+    try:
+        prompt.format(messages="")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(f"summary_prompt must format with {{messages}} alone: {type(exc).__name__}: {exc}") from None
+
+
+def _langchain_config(
+    config: ManagerConfig,
+    clauses: Sequence[Clause],
+    keep: Size | None,
+    trim: int | Literal["chainsum"] | None,
+    window: int | None,
+) -> ManagerConfig:
+    """chainsum's configuration with LangChain's meaning of `trigger`, `keep` and `trim_tokens_to_summarize` (None
+    and ``"chainsum"``: left as the configuration has them).
+
+    With a trigger, LangChain's clauses decide when (the middleware compacts with ``force``), so chainsum's own
+    ratio trigger stands back to its emergency (the request would overflow), its gates for short histories and its
+    cooldown with it. `keep` messages is the verbatim tail (chainsum's smallest is 2; a compaction summarizes all
+    before it); tokens or a fraction is what a compaction leaves (its budget, the reset ratio)."""
+    changes: dict[str, Any] = {}
+    if trim != "chainsum":
+        changes["summarizer_input_cap_tokens"] = _NO_CAP if trim is None else max(_MIN_CAP, trim)
+    if clauses:
+        changes |= {"trigger_token_ratio": 1.0, "emergency_token_ratio": max(1.0, config.emergency_token_ratio)}
+        changes |= {"min_messages": 0, "cooldown_messages": 0, "cache_aware": False}
+    if keep is None:
+        return replace(config, **changes)
+    changes["cache_aware"] = False
+    kind, value = keep
+    reference = window or _NO_WINDOW
+    trigger_ratio = float(changes.get("trigger_token_ratio", config.trigger_token_ratio))
+    if kind == "messages":
+        changes |= {"preserve_recent": max(2, int(value)), "summary_ratio": 0.8}
+    else:
+        tokens = value * reference if kind == "fraction" else value
+        ratio = min(max(tokens / reference, 1e-9), trigger_ratio - 1e-6)
+        changes |= {"preserve_recent": 2, "summary_ratio": 0.1, "reset_token_ratio": ratio}
+    if "reset_token_ratio" not in changes and config.reset_token_ratio >= trigger_ratio:
+        changes["reset_token_ratio"] = trigger_ratio * 0.875
+    return replace(config, **changes)
 
 
 def _adapt(model: object) -> ModelSummarizer | None:
@@ -208,7 +298,18 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def __init__(
         self,
+        model: BaseChatModel | Runnable[Any, Any] | str | None = None,
         *,
+        trigger: object = None,
+        keep: tuple[str, float] = ("messages", _DEFAULT_KEEP),
+        token_counter: Callable[[Iterable[Any]], int] = count_tokens_approximately,
+        summary_prompt: str | None = None,
+        trim_tokens_to_summarize: int | None = _DEFAULT_TRIM,
+        summarizer: object = None,
+        max_tokens_before_summary: int | None = None,
+        messages_to_keep: int | None = None,
+        fail_open: bool = False,
+        window_model: str | None = None,
         mode: Mode = "state",
         manager: ContextManager | None = None,
         reserved_tokens: int = 0,
@@ -221,27 +322,147 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             raise ValueError(f"mode must be 'state' or 'request', got {mode!r}")
         if "format" in kwargs:
             raise TypeError("the LangChain middleware reads LangChain messages; format= does not apply")
+        if "model" in kwargs:  # unreachable by keyword, kept for the message: model= is LangChain's now
+            raise TypeError("model= is the summarization model; chainsum's window lookup is window_model=")
+        trigger, keep = _deprecated(trigger, keep, max_tokens_before_summary, messages_to_keep)
         self.mode: Mode = mode
         self.reserved_tokens = reserved_tokens
         self.count_tools = count_tools
         self.max_threads = max_threads
+        self.fail_open = fail_open
+        self.model: BaseChatModel | Runnable[Any, Any] | None = _chat_model(model, "model")
+        """LangChain's ``model``: the summarization model (a string resolved with ``init_chat_model``); its
+        profile's ``max_input_tokens`` is the window when none is given."""
+        self.trigger: object = copy_trigger(trigger)
+        """LangChain's ``trigger`` as given (copied)."""
+        self.trigger_clauses: list[Clause] = parse_trigger(self.trigger)
+        """The trigger as OR-ed AND clauses (``[{"messages": 5}, {"tokens": 2000, "messages": 10}]``)."""
+        self.keep: Size = parse_keep(keep)
+        self.summary_prompt: str = summary_prompt if summary_prompt is not None else DEFAULT_SYSTEM_PROMPT
+        """The prompt the summarization model gets: chainsum's system prompt unless one with ``{messages}`` was
+        given (then sent as the human message, the transcript in place of ``{messages}``)."""
+        if summary_prompt is not None:
+            _check_prompt(summary_prompt)
+        self.trim_tokens_to_summarize = trim_tokens_to_summarize
+        self._token_counter = token_counter
+        self.summarizer: object = summarizer
+        """LangChain's ``summarizer`` as given (None: ``model`` writes the summaries)."""
         self._kwargs = dict(kwargs)
-        take_summarizer(
-            self._kwargs, _adapt, "LangChain", fail_open=True
-        )  # once: every thread's manager shares the summarizers
         self._prefix: str | None = kwargs.get("session")
         self._single: ContextManager | None = None
         if manager is not None:
+            if self._langchain_given(model, trigger, keep, summarizer, summary_prompt):
+                raise TypeError("pass either manager= or the LangChain arguments (model, trigger, ...), not both")
             self._single = make_manager(manager, self._kwargs)  # raises when given ContextManager's arguments too
+            self.window: int | None = manager.window
         else:
+            self.window = self._window_of(window_model)
+            self._configure(summarizer, summary_prompt)
             self._kwargs.pop("session", None)
             self._kwargs.setdefault("archive", MemoryArchive())
             make_manager(None, {**self._kwargs, "session": self.session_of(None)})  # bad arguments fail here
+        if any("fraction" in c for c in self.trigger_clauses) or self.keep[0] == "fraction":
+            if self.window is None:
+                raise ValueError(
+                    "Model profile information is required to use fractional token limits, and is unavailable "
+                    "for the specified model: give the model a profile with max_input_tokens, or context_window="
+                )
+        self._trigger = Trigger(self.trigger_clauses, self.window)
         self.archive: Archive = self._single.archive if self._single is not None else self._kwargs["archive"]
         """The archive every thread's originals go to."""
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
         self._lock = threading.Lock()
         self._tools = ToolTokens(_tool_tokens)
+
+    # LangChain's arguments -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _langchain_given(*values: object) -> bool:
+        model, trigger, keep, summarizer, prompt = values
+        return any(v is not None for v in (model, trigger, summarizer, prompt)) or keep != ("messages", _DEFAULT_KEEP)
+
+    def _profile_window(self) -> int | None:
+        profile: object = getattr(self.model, "profile", None)
+        if not isinstance(profile, Mapping):
+            return None
+        tokens = cast(Mapping[str, object], profile).get("max_input_tokens")
+        return tokens if isinstance(tokens, int) and tokens > 0 else None
+
+    def _window_of(self, window_model: str | None) -> int | None:
+        """The window the trigger's fractions and chainsum's own guard read: ``context_window=``, else chainsum's
+        table for ``window_model=``, else the model's profile (``max_input_tokens``, as LangChain reads it)."""
+        given = self._kwargs.get("context_window")
+        if given is not None:
+            return int(given)
+        if window_model is not None:
+            self._kwargs["model"] = window_model  # ContextManager's name for it
+            return context_window(window_model)
+        profiled = self._profile_window()
+        if profiled is not None:
+            self._kwargs["context_window"] = profiled
+        return profiled
+
+    def _configure(self, summarizer: object, summary_prompt: str | None) -> None:
+        """Map LangChain's arguments onto chainsum's (the migration table in ``docs/integrations.md``)."""
+        kwargs = self._kwargs
+        if self._token_counter is not count_tokens_approximately:
+            kwargs.setdefault("counter", LangChainCounter(self._token_counter))
+        base = kwargs.get("config")
+        config: ManagerConfig = base if isinstance(base, ManagerConfig) else ManagerConfig.from_env()
+        # LangChain's defaults apply where LangChain's arguments are used (a model or a trigger), not under a
+        # chainsum configuration that only names a summarizer
+        drop_in = self.model is not None or bool(self.trigger_clauses)
+        keep = self.keep if drop_in or self.keep != ("messages", _DEFAULT_KEEP) else None
+        trim = self.trim_tokens_to_summarize
+        config = _langchain_config(
+            config, self.trigger_clauses, keep, trim if drop_in or trim != _DEFAULT_TRIM else "chainsum", self.window
+        )
+        if self.window is None and (self.model is not None or self.trigger_clauses):
+            # LangChain measures no window then: only its trigger compacts (chainsum's own guard has none to keep)
+            kwargs["context_window"] = _NO_WINDOW
+            if not self.trigger_clauses:
+                config = replace(config, enabled=False)  # LangChain's trigger=None: never
+        kwargs["config"] = config
+        writer = self._writer(summarizer, summary_prompt)
+        if writer is not None:
+            kwargs["summarizer"] = writer
+        take_summarizer(kwargs, _adapt, "LangChain", fail_open=self.fail_open)
+
+    def _writer(self, summarizer: object, summary_prompt: str | None) -> ModelSummarizer | None:
+        """The summarizer LangChain's arguments name: `summarizer` (a chat model or its name prompted like
+        ``model``; a runnable or function handed the messages), else ``model``; None: chainsum's own."""
+        if summarizer is None:
+            if self.model is None:
+                return None
+            return chat_summarizer(self.model, _name(self.model), DEFAULT_SYSTEM_PROMPT, summary_prompt)
+        if isinstance(summarizer, str | BaseChatModel):
+            chat = _chat_model(summarizer, "summarizer")
+            return chat_summarizer(cast(Runnable[Any, Any], chat), _name(chat), DEFAULT_SYSTEM_PROMPT, summary_prompt)
+        if isinstance(summarizer, ModelSummarizer):
+            return summarizer
+        if isinstance(summarizer, Runnable) or callable(summarizer):
+            runnable: Runnable[Any, Any] = coerce_to_runnable(cast(Any, summarizer))
+            return messages_summarizer(runnable, f"langchain:{type(cast(object, summarizer)).__name__}")
+        raise TypeError(
+            "summarizer= takes a LangChain chat model, a 'provider:model' name, a Runnable or a function "
+            f"messages -> str; got {type(summarizer).__name__}"
+        )
+
+    @property
+    def token_counter(self) -> Callable[[Iterable[Any]], int]:
+        """LangChain's ``token_counter(messages) -> int``; its default (``count_tokens_approximately``) means
+        chainsum's own counter. Assigning one applies to the conversations that start after it."""
+        return self._token_counter
+
+    @token_counter.setter
+    def token_counter(self, counter: Callable[[Iterable[Any]], int]) -> None:
+        self._token_counter = counter
+        if self._single is None:
+            if counter is count_tokens_approximately:
+                self._kwargs.pop("counter", None)
+            else:
+                self._kwargs["counter"] = LangChainCounter(counter)
+            with self._lock:
+                self._threads.clear()
 
     @property
     def name(self) -> str:
@@ -381,21 +602,69 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return cast(list[AnyMessage], self._objects(thread, output))
 
     # the hooks -----------------------------------------------------------------------------------------------------
+    def _force(self, thread: _Thread, objects: Sequence[BaseMessage], read: Sequence[Message]) -> bool:
+        """Whether LangChain's trigger is met (then chainsum compacts now, whatever its own trigger says)."""
+        if not self.trigger_clauses:
+            return False
+        if self._token_counter is count_tokens_approximately:
+
+            def tokens() -> int:
+                return thread.manager.counter.count_messages(read)
+        else:
+
+            def tokens() -> int:
+                return int(self._token_counter(objects))
+
+        return self._trigger.fires(len(objects), tokens, reported_tokens(objects, self._provider()))
+
+    def _provider(self) -> str | None:
+        params = getattr(self.model, "_get_ls_params", None)
+        if params is None:
+            return None
+        try:
+            provider = params().get("ls_provider")
+        except Exception:  # a model whose params need arguments: no provider to compare
+            return None
+        return provider if isinstance(provider, str) else None
+
+    def _prepare_sync(
+        self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
+    ) -> Prepared[Any]:
+        force = self._force(thread, objects, read)
+        with calling(sync=True, objects=objects, read=read):
+            try:
+                return thread.manager.prepare_sync(read, system=system, reserved_tokens=reserved, force=force)
+            except SummarizerError as exc:
+                raise _cause(exc) from None
+
+    async def _prepare(
+        self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
+    ) -> Prepared[Any]:
+        force = self._force(thread, objects, read)
+        with calling(sync=False, objects=objects, read=read):
+            try:
+                return await thread.manager.prepare(read, system=system, reserved_tokens=reserved, force=force)
+            except SummarizerError as exc:
+                raise _cause(exc) from None
+
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """State mode: compact the saved messages (a no-op in request mode)."""
+        """State mode: compact the saved messages (a no-op in request mode). When the user's model or summarizer
+        fails, its error is raised with the state untouched (``fail_open=True``: chainsum's fallback instead)."""
         if self.mode != "state":
             return None
         thread = self._thread(self._thread_id(runtime))
-        read = thread.read = thread.reader.read(state["messages"])
-        prepared = thread.manager.prepare_sync(read, system=thread.system, reserved_tokens=thread.reserved)
+        objects = state["messages"]
+        read = thread.read = thread.reader.read(objects)
+        prepared = self._prepare_sync(thread, objects, read, thread.system, thread.reserved)
         return self._state_update(thread, read, prepared)
 
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.mode != "state":
             return None
         thread = self._thread(self._thread_id(runtime))
-        read = thread.read = thread.reader.read(state["messages"])
-        prepared = await thread.manager.prepare(read, system=thread.system, reserved_tokens=thread.reserved)
+        objects = state["messages"]
+        read = thread.read = thread.reader.read(objects)
+        prepared = await self._prepare(thread, objects, read, thread.system, thread.reserved)
         return self._state_update(thread, read, prepared)
 
     def wrap_model_call(
@@ -408,7 +677,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         read = thread.reader.read(request.messages)
         output = self._stashed(thread, read, system, reserved)
         if output is None:
-            output = thread.manager.prepare_sync(read, system=system, reserved_tokens=reserved).messages
+            output = self._prepare_sync(thread, request.messages, read, system, reserved).messages
         return handler(self._request(thread, request, read, output))
 
     async def awrap_model_call(
@@ -419,7 +688,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         read = thread.reader.read(request.messages)
         output = self._stashed(thread, read, system, reserved)
         if output is None:
-            output = (await thread.manager.prepare(read, system=system, reserved_tokens=reserved)).messages
+            output = (await self._prepare(thread, request.messages, read, system, reserved)).messages
         return await handler(self._request(thread, request, read, output))
 
     # for callers -----------------------------------------------------------------------------------------------------
@@ -429,6 +698,17 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if expand is None:
             raise TypeError(f"{type(self.archive).__name__} cannot expand records")
         return to_objects(expand(record_id))
+
+
+def _cause(error: SummarizerError) -> BaseException:
+    """What the user's model or summarizer raised, as LangChain lets it propagate (chainsum's error when the failure
+    was chainsum's own: a timeout, an empty answer)."""
+    cause = error.__cause__
+    while isinstance(cause, SummarizerError) and cause.__cause__ is not None:
+        cause = cause.__cause__
+    if isinstance(cause, Exception) and not isinstance(cause, ChainsumError):
+        return cause
+    return error
 
 
 def _same(a: Sequence[Message], b: Sequence[Message]) -> bool:
