@@ -156,6 +156,8 @@ def test_a_string_is_langchains_model_name_and_chainsums_specs_go_to_summarizers
     summarizer = model_summarizer("openai:gpt-4.1-mini")
     assert made == ["openai:gpt-4.1-mini"] and summarizer.name == "langchain:openai:gpt-4.1-mini"
     manager = ChainsumMiddleware(context_window=WINDOW, summarizer=summarizer).manager_for(None)
+    assert manager.summarizers == (summarizer,) and manager.config.abort_on_failure  # LangChain's: it raises
+    manager = ChainsumMiddleware(context_window=WINDOW, summarizer=summarizer, fail_open=True).manager_for(None)
     assert manager.summarizers[0] is summarizer and isinstance(manager.summarizers[1], ExtractiveSummarizer)
     assert asyncio.run(summarizer("a transcript")) == SUMMARY
     named = ChainsumMiddleware(context_window=WINDOW, summarizer="openai:gpt-4.1-mini")  # LangChain's meaning

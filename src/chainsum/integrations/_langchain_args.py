@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import re
 import threading
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
@@ -177,16 +178,23 @@ class Trigger:
         return False
 
 
+def _family(provider: str) -> str:
+    """A provider's family name: ``amazon_bedrock`` and ``bedrock_converse`` are Bedrock, ``openai-mantle`` is
+    OpenAI (a provider tags its messages with one spelling, its model's tracing params with another)."""
+    name = provider.lower().removeprefix("amazon_")
+    return re.split(r"[-_:]", name, maxsplit=1)[0]
+
+
 def reported_tokens(messages: Sequence[BaseMessage], provider: str | None) -> int | None:
-    """The total tokens the provider reported on the newest AI message, when that message came from `provider`
-    (another model's count is not this one's)."""
+    """The total tokens the provider reported on the newest AI message, when that message came from the model's
+    own provider (another model's count is not this one's)."""
     for message in reversed(messages):
         if isinstance(message, AIMessage):
             usage = message.usage_metadata
             source = message.response_metadata.get("model_provider")
-            if usage is None or provider is None or source is None:
+            if usage is None or provider is None or not isinstance(source, str):
                 return None
-            if source != provider and not str(provider).startswith(f"{source}") and source not in str(provider):
+            if _family(source) != _family(provider):
                 return None
             return int(usage.get("total_tokens", 0)) or None
     return None

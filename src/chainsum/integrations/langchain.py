@@ -55,6 +55,7 @@ from dataclasses import replace
 from operator import is_
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .._sync import run_sync
 from ..chain import is_record_message
 from ..errors import ChainsumError, SummarizerError
 from ..formats._base import native
@@ -70,6 +71,7 @@ from ..manager import (
 )
 from ..messages import Message
 from ..store import Archive, MemoryArchive
+from ..summarize import SummarizerLike, call_summarizer, render_transcript
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import TokenCounter, json_tokens
 from ._common import make_manager, require
@@ -345,8 +347,9 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             _check_prompt(summary_prompt)
         self.trim_tokens_to_summarize = trim_tokens_to_summarize
         self._token_counter = token_counter
-        self.summarizer: object = summarizer
-        """LangChain's ``summarizer`` as given (None: ``model`` writes the summaries)."""
+        self.summarizer: Runnable[Any, Any] | None = None
+        """LangChain's ``summarizer`` when it replaces the model call (a runnable, a function made one); None when
+        a chat model (or ``model``) writes the summaries."""
         self._kwargs = dict(kwargs)
         self._prefix: str | None = kwargs.get("session")
         self._single: ContextManager | None = None
@@ -441,6 +444,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             return summarizer
         if isinstance(summarizer, Runnable) or callable(summarizer):
             runnable: Runnable[Any, Any] = coerce_to_runnable(cast(Any, summarizer))
+            self.summarizer = runnable
             return messages_summarizer(runnable, f"langchain:{type(cast(object, summarizer)).__name__}")
         raise TypeError(
             "summarizer= takes a LangChain chat model, a 'provider:model' name, a Runnable or a function "
@@ -523,6 +527,8 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 original = originals.get(output[k].id)
                 if odd and original is not None:
                     obj = obj.model_copy(update={key: getattr(original, key) for key in odd})
+                elif is_record_message(output[k]):
+                    obj = _marked(obj)
                 out[k] = obj
         done = cast(list[BaseMessage], out)
         thread.written = {id(m): (m, o) for m, o in zip(output, done, strict=True) if reader.origin(m) is None}
@@ -547,6 +553,11 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if not prepared.recalled:
             return prepared.messages
         return [m for m in prepared.messages if not is_recall_message(m)]
+
+    @staticmethod
+    def _unchanged(thread: _Thread, read: list[Message]) -> None:
+        """State mode, nothing compacted: the model call that follows sends this read as it is."""
+        thread.stash = (read, read, thread.system, thread.reserved)
 
     def _state_update(self, thread: _Thread, read: list[Message], prepared: Prepared[Any]) -> dict[str, Any] | None:
         kept = self._kept(prepared)
@@ -607,15 +618,29 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if not self.trigger_clauses:
             return False
         if self._token_counter is count_tokens_approximately:
+            return self._trigger.fires(
+                len(objects), lambda: thread.manager.counter.count_messages(read), self._reported(objects)
+            )
+        return self.trigger_fires(objects)
 
-            def tokens() -> int:
-                return thread.manager.counter.count_messages(read)
-        else:
+    def trigger_fires(self, messages: Sequence[BaseMessage], tokens: int | None = None) -> bool:
+        """Whether LangChain's `trigger` is met by `messages` (`tokens`: their count, when known; else
+        `token_counter` counts them, or chainsum's own counter for LangChain's default one). A met trigger makes the
+        next model call compact; chainsum's own window guard acts besides."""
+        if not self.trigger_clauses:
+            return False
 
-            def tokens() -> int:
-                return int(self._token_counter(objects))
+        def counted() -> int:
+            if tokens is not None:
+                return tokens
+            if self._token_counter is count_tokens_approximately:
+                return self.manager_for(None).counter.count_messages(self._readable(messages))
+            return int(self._token_counter(messages))
 
-        return self._trigger.fires(len(objects), tokens, reported_tokens(objects, self._provider()))
+        return self._trigger.fires(len(messages), counted, self._reported(messages))
+
+    def _reported(self, messages: Sequence[BaseMessage]) -> int | None:
+        return reported_tokens(messages, self._provider())
 
     def _provider(self) -> str | None:
         params = getattr(self.model, "_get_ls_params", None)
@@ -629,23 +654,38 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def _prepare_sync(
         self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
-    ) -> Prepared[Any]:
+    ) -> Prepared[Any] | None:
+        """The manager's answer (None: unchanged, the summary refused as not smaller), with LangChain's trigger as
+        ``force`` and what the summarizer calls need to know in context."""
         force = self._force(thread, objects, read)
         with calling(sync=True, objects=objects, read=read):
             try:
                 return thread.manager.prepare_sync(read, system=system, reserved_tokens=reserved, force=force)
             except SummarizerError as exc:
-                raise _cause(exc) from None
+                self._failed(thread, read, exc)
+                return None
 
     async def _prepare(
         self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
-    ) -> Prepared[Any]:
+    ) -> Prepared[Any] | None:
+        """The manager's answer (None: unchanged, the summary refused as not smaller), with LangChain's trigger as
+        ``force`` and what the summarizer calls need to know in context."""
         force = self._force(thread, objects, read)
         with calling(sync=False, objects=objects, read=read):
             try:
                 return await thread.manager.prepare(read, system=system, reserved_tokens=reserved, force=force)
             except SummarizerError as exc:
-                raise _cause(exc) from None
+                self._failed(thread, read, exc)
+                return None
+
+    @staticmethod
+    def _failed(thread: _Thread, read: list[Message], error: SummarizerError) -> None:
+        """A compaction that raised: the user's model's (or summarizer's) own error is raised, as LangChain lets it
+        propagate, the state untouched. A summary chainsum's check refused as not smaller than what it replaced is
+        not the model failing: the history goes on unchanged, as when there is nothing to gain."""
+        if error.kind != "too_long" or error.__cause__ is not None:
+            raise _cause(error) from None
+        logger.debug("session=<%s> | summary not smaller than its span; history unchanged", thread.manager.session)
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """State mode: compact the saved messages (a no-op in request mode). When the user's model or summarizer
@@ -656,7 +696,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         objects = state["messages"]
         read = thread.read = thread.reader.read(objects)
         prepared = self._prepare_sync(thread, objects, read, thread.system, thread.reserved)
-        return self._state_update(thread, read, prepared)
+        return self._unchanged(thread, read) if prepared is None else self._state_update(thread, read, prepared)
 
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.mode != "state":
@@ -665,7 +705,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         objects = state["messages"]
         read = thread.read = thread.reader.read(objects)
         prepared = await self._prepare(thread, objects, read, thread.system, thread.reserved)
-        return self._state_update(thread, read, prepared)
+        return self._unchanged(thread, read) if prepared is None else self._state_update(thread, read, prepared)
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -677,7 +717,8 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         read = thread.reader.read(request.messages)
         output = self._stashed(thread, read, system, reserved)
         if output is None:
-            output = self._prepare_sync(thread, request.messages, read, system, reserved).messages
+            prepared = self._prepare_sync(thread, request.messages, read, system, reserved)
+            output = read if prepared is None else prepared.messages
         return handler(self._request(thread, request, read, output))
 
     async def awrap_model_call(
@@ -688,16 +729,55 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         read = thread.reader.read(request.messages)
         output = self._stashed(thread, read, system, reserved)
         if output is None:
-            output = (await self._prepare(thread, request.messages, read, system, reserved)).messages
+            prepared = await self._prepare(thread, request.messages, read, system, reserved)
+            output = read if prepared is None else prepared.messages
         return await handler(self._request(thread, request, read, output))
 
-    # for callers -----------------------------------------------------------------------------------------------------
+    # for callers ---------------------------------------------------------------------------------------------------
+    async def summarize(self, messages: Sequence[BaseMessage]) -> str:
+        """A summary of `messages` written now by the summarizers a compaction uses (the user's model first; an
+        error of it raised as a compaction raises it, unless ``fail_open``): for a caller that wants one outside a
+        compaction, or to check a summarizer before an agent runs."""
+        with calling(sync=False, objects=messages, read=self._readable(messages)):
+            return await self._summary(self._readable(messages))
+
+    def summarize_sync(self, messages: Sequence[BaseMessage]) -> str:
+        """`summarize` from synchronous code: the user's model and runnable are called with ``invoke``."""
+        read = self._readable(messages)
+        with calling(sync=True, objects=messages, read=read):
+            return run_sync(lambda: self._summary(read))
+
+    @staticmethod
+    def _readable(messages: Sequence[BaseMessage]) -> list[Message]:
+        return [from_object(m) for m in messages]
+
+    async def _summary(self, read: Sequence[Message]) -> str:
+        if not read:
+            raise ValueError("summarize() needs at least one message")
+        transcript = render_transcript(read)
+        last: SummarizerError | None = None
+        for summarizer in self.manager_for(None).summarizers:
+            try:
+                return await call_summarizer(cast("SummarizerLike", summarizer), transcript)
+            except SummarizerError as exc:
+                last = exc
+                if not self.fail_open:
+                    raise _cause(exc) from None
+        raise last if last is not None else SummarizerError("no summarizer configured", kind="invalid")
+
+    # -----------------------------------------------------------------------------------------------------
     def expand(self, record_id: str) -> list[BaseMessage]:
         """The LangChain messages a summary record replaced, from the archive (each verified by its SHA-256)."""
         expand: Callable[[str], list[Message]] | None = getattr(self.archive, "expand", None)
         if expand is None:
             raise TypeError(f"{type(self.archive).__name__} cannot expand records")
         return to_objects(expand(record_id))
+
+
+def _marked(record: BaseMessage) -> BaseMessage:
+    """A summary record marked ``lc_source="summarization"``, as LangChain marks its own summary message, so a chat
+    front end that hides or badges summaries finds chainsum's too."""
+    return record.model_copy(update={"additional_kwargs": {**record.additional_kwargs, "lc_source": "summarization"}})
 
 
 def _cause(error: SummarizerError) -> BaseException:

@@ -1,0 +1,1 @@
+KNOWN: dict[str, str] = {}
