@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("langchain.agents")
 
-from upstream.upstream_support import fetch_sdist, locked_version, run_suite  # noqa: E402
+from upstream.upstream_support import fetch_sdist, locked_version, run_suite
 
 SHIM = Path(__file__).parent / "langchain"
 TESTS = "tests/unit_tests/agents/middleware/implementations/test_summarization.py"

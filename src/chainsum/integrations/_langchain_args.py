@@ -337,11 +337,13 @@ _ROLES: dict[str, type[BaseMessage]] = {"user": HumanMessage, "assistant": AIMes
 
 
 def _messages_of(transcript: str) -> list[AnyMessage]:
-    """The messages a transcript shows: the caller's own objects where a block is one of them as it was read, a
+    """The messages a transcript summarizes: the caller's own objects where a block is one of them as it was read, a
     message of the block's role holding its text otherwise (a summary record, a clipped tool output)."""
     call = _CALL.get()
     out: list[AnyMessage] = []
     for block in parse_transcript(transcript).blocks:
+        if block.section != "content":
+            continue  # what chainsum shows beside the span (the question asked), not a message to summarize
         original = call.original(block.body) if call is not None else None
         if original is None:
             original = _ROLES.get(block.role, HumanMessage)(block.body)

@@ -153,6 +153,8 @@ _DEFAULT_TRIM = 4000
 _NO_WINDOW = 1 << 40
 """The window when none is known (no ``context_window``, no ``window_model``, no profile): only LangChain's trigger
 compacts, as in LangChain; chainsum's emergency guard has nothing to guard."""
+_KEEP_MESSAGES_SHARE = 0.5
+"""With ``keep=("messages", n)``: chainsum's ``summary_ratio`` (see `_langchain_config`)."""
 _NO_CAP = 1 << 40
 """``trim_tokens_to_summarize=None``: no input cap (nothing chunked)."""
 _MIN_CAP = 100
@@ -195,8 +197,10 @@ def _langchain_config(
 
     With a trigger, LangChain's clauses decide when (the middleware compacts with ``force``), so chainsum's own
     ratio trigger stands back to its emergency (the request would overflow), its gates for short histories and its
-    cooldown with it. `keep` messages is the verbatim tail (chainsum's smallest is 2; a compaction summarizes all
-    before it); tokens or a fraction is what a compaction leaves (its budget, the reset ratio)."""
+    cooldown with it. `keep` messages is the verbatim tail (chainsum's smallest is 2), and a compaction summarizes at
+    least `_KEEP_MESSAGES_SHARE` of the messages before it, landing at about that share of the tokens below where it
+    started (chainsum's cut, not "everything before the tail": a budget smaller than the tail would make the tail
+    give way); tokens or a fraction is what a compaction leaves (its budget, the reset ratio)."""
     changes: dict[str, Any] = {}
     if trim != "chainsum":
         changes["summarizer_input_cap_tokens"] = _NO_CAP if trim is None else max(_MIN_CAP, trim)
@@ -210,7 +214,7 @@ def _langchain_config(
     reference = window or _NO_WINDOW
     trigger_ratio = float(changes.get("trigger_token_ratio", config.trigger_token_ratio))
     if kind == "messages":
-        changes |= {"preserve_recent": max(2, int(value)), "summary_ratio": 0.8}
+        changes |= {"preserve_recent": max(2, int(value)), "summary_ratio": _KEEP_MESSAGES_SHARE}
     else:
         tokens = value * reference if kind == "fraction" else value
         ratio = min(max(tokens / reference, 1e-9), trigger_ratio - 1e-6)

@@ -13,9 +13,8 @@ cut, its summary text, its retry loop, a private with no chainsum meaning), with
 
 from __future__ import annotations
 
-import pytest
-
 import langchain.agents.middleware.summarization as summarization
+import pytest
 from tests.shim_known import KNOWN
 from tests.shim_middleware import SummarizationMiddleware
 

@@ -10,8 +10,8 @@ What the subclass adds, and only that:
   summarizers on those messages, raising as a compaction would), ``_trigger_clauses`` is `trigger_clauses`,
   ``_get_profile_limits()`` the window chainsum took from the model's profile, ``_should_summarize`` is
   `trigger_fires` (whether the adapter's reading of LangChain's trigger is met); ``_summary_model`` (LangChain's
-  retry wrapper, which the tests tune or bypass) is a holder whose settings chainsum ignores. The others (LangChain's cut
-  search, its trimming, its retry wrapper) have no chainsum counterpart: the tests that call them are in
+  retry wrapper, which the tests tune or bypass) is a holder whose settings chainsum ignores. The others
+  (LangChain's cut search, its trimming) have no chainsum counterpart: the tests that call them are in
   `shim_known.KNOWN`.
 """
 
