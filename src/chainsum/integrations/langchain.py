@@ -1,16 +1,24 @@
 """LangChain v1: `ChainsumMiddleware`, an ``AgentMiddleware`` for ``create_agent(middleware=[...])``.
 
-Five lines to switch from LangChain's ``SummarizationMiddleware``::
+A drop-in for LangChain's ``SummarizationMiddleware``: change the class name and nothing else::
 
     from chainsum.integrations.langchain import ChainsumMiddleware
 
     agent = create_agent(
         model, tools, system_prompt=..., checkpointer=InMemorySaver(),
-        middleware=[ChainsumMiddleware(model="gpt-4o")],  # or context_window=N, config=..., archive=...
+        middleware=[ChainsumMiddleware("openai:gpt-4.1-mini", trigger=("fraction", 0.8), keep=("messages", 20))],
     )
 
-It takes `ContextManager`'s keyword arguments (``config``, ``model`` or ``context_window``, ``summarizers``,
-``strategy``, ``provider``, ``archive``, ``session``, ``on_event``, ...) or a ready ``manager=``, and works two ways:
+LangChain's arguments keep LangChain's meaning (issue 33): ``model`` is the summarization model (its profile's
+``max_input_tokens`` the window), ``trigger`` / ``keep`` LangChain's sizes (the middleware checks the trigger and
+compacts with ``force``; `chainsum.integrations._langchain_args` reads them), ``summary_prompt``,
+``trim_tokens_to_summarize`` (chainsum's summarizer input cap), ``token_counter``, and ``summarizer`` LangChain's
+protocol (a chat model or its name, or a runnable or function handed the messages). A failing model raises its own
+error with the state untouched, as LangChain's does, unless ``fail_open=True``; every summary call is tagged
+``nostream`` and marked internal, so it never reaches the agent's stream. ``docs/integrations.md`` has the migration
+table (what differs). Beside them it takes `ContextManager`'s keyword arguments (``config``, ``context_window``,
+``summarizers``, ``strategy``, ``provider``, ``archive``, ``session``, ``on_event``, ...; chainsum's window table is
+``window_model=``) or a ready ``manager=``, and works two ways:
 
 - ``mode="state"`` (the default, what ``SummarizationMiddleware`` does): ``before_model`` / ``abefore_model`` compact
   the agent's saved messages, answering with ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the new list, so the
@@ -18,11 +26,8 @@ It takes `ContextManager`'s keyword arguments (``config``, ``model`` or ``contex
 - ``mode="request"``: the saved messages are never touched; ``wrap_model_call`` / ``awrap_model_call`` hand the
   model a compacted copy through ``request.override(messages=...)``.
 
-The summaries can come from the agent's own kind of model: ``summarizer=`` takes a LangChain chat model (any
-``BaseChatModel``: ``ChainsumMiddleware(context_window=..., summarizer=ChatOpenAI(model="gpt-4.1-mini"))``), or
-`model_summarizer` with LangChain's ``"provider:model"`` string (``init_chat_model``). A plain string keeps
-chainsum's meaning (``"extractive"``, ``"openai:gpt-4.1-mini"`` for chainsum's own OpenAI summarizer); see
-`chainsum.integrations._summarizer` for the rule, the fallback and the usage reported.
+chainsum's own summarizers (its specs, ``transcript -> summary`` callables, `model_summarizer`) go in
+``summarizers=[...]``; see `chainsum.integrations._summarizer` for the fallback and the usage reported.
 
 Either way the originals of everything compacted are in chainsum's archive (``middleware.archive``, shared by every
 thread of the agent; ``archive.expand(record_id)`` gives them back, and `to_objects` turns them into LangChain
@@ -292,10 +297,11 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     `mode`: ``"state"`` compacts the saved messages, ``"request"`` only what the model receives. `reserved_tokens`:
     room kept free besides the system prompt and the tools (the answer, if your window counts it). `count_tools`:
     count the tool definitions bound to the model against the window (default True). `max_threads`: how many
-    conversations keep a manager in memory. ``summarizer=``: a LangChain chat model to write the summaries, a
-    chainsum summarizer spec string, or a callable (then the extractive fallback; `model_summarizer` for
-    LangChain's ``"provider:model"`` strings). Every other keyword argument is `ContextManager`'s (or pass
-    ``manager=``)."""
+    conversations keep a manager in memory. `model`, `trigger`, `keep`, `token_counter`, `summary_prompt`,
+    `trim_tokens_to_summarize`, `summarizer` and the deprecated `max_tokens_before_summary` / `messages_to_keep`:
+    LangChain's ``SummarizationMiddleware`` arguments, with its meaning. `fail_open`: chainsum's extractive summary
+    when the model fails, instead of raising. `window_model`: a model name for chainsum's window table. Every other
+    keyword argument is `ContextManager`'s (or pass ``manager=``)."""
 
     def __new__(cls, *args: Any, mode: Mode = "state", **kwargs: Any) -> ChainsumMiddleware:
         """In request mode, an instance of `_RequestOnly`: LangChain adds a graph node for every middleware whose
@@ -328,8 +334,6 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             raise ValueError(f"mode must be 'state' or 'request', got {mode!r}")
         if "format" in kwargs:
             raise TypeError("the LangChain middleware reads LangChain messages; format= does not apply")
-        if "model" in kwargs:  # unreachable by keyword, kept for the message: model= is LangChain's now
-            raise TypeError("model= is the summarization model; chainsum's window lookup is window_model=")
         trigger, keep = _deprecated(trigger, keep, max_tokens_before_summary, messages_to_keep)
         self.mode: Mode = mode
         self.reserved_tokens = reserved_tokens
