@@ -13,12 +13,21 @@ cut, its summary text, its retry loop, a private with no chainsum meaning), with
 
 from __future__ import annotations
 
-import langchain.agents.middleware.summarization as summarization
-import pytest
-from tests.shim_known import KNOWN
-from tests.shim_middleware import SummarizationMiddleware
+from pathlib import Path
 
-summarization.SummarizationMiddleware = SummarizationMiddleware  # type: ignore[misc]
+import pytest
+
+IN_SUITE = (Path(__file__).parent / "unit_tests").is_dir()
+"""True where `run_suite` put this file (the root of LangChain's copied ``tests``). In chainsum's own tree, where
+pytest loads it too when collecting ``tests/upstream``, it does nothing: no class is replaced there."""
+
+KNOWN: dict[str, str] = {}
+if IN_SUITE:
+    import langchain.agents.middleware.summarization as summarization
+    from tests.shim_known import KNOWN
+    from tests.shim_middleware import SummarizationMiddleware
+
+    summarization.SummarizationMiddleware = SummarizationMiddleware  # type: ignore[misc]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
