@@ -217,12 +217,15 @@ def _langchain_config(
     changes["cache_aware"] = False
     kind, value = keep
     reference = window or _NO_WINDOW
+    recall = config.recall_token_ratio if window is not None else 0.0  # no window: no room to share out for recall
+    changes["recall_token_ratio"] = recall
     trigger_ratio = float(changes.get("trigger_token_ratio", config.trigger_token_ratio))
     if kind == "messages":
         changes |= {"preserve_recent": max(2, int(value)), "summary_ratio": _KEEP_MESSAGES_SHARE}
     else:
+        # the compaction's budget is the reset ratio's tokens less the recall room: the room is added back
         tokens = value * reference if kind == "fraction" else value
-        ratio = min(max(tokens / reference, 1e-9), trigger_ratio - 1e-6)
+        ratio = min(max(tokens / reference + recall, 1e-9), trigger_ratio - 1e-6)
         changes |= {"preserve_recent": 2, "summary_ratio": 0.1, "reset_token_ratio": ratio}
     if "reset_token_ratio" not in changes and config.reset_token_ratio >= trigger_ratio:
         changes["reset_token_ratio"] = trigger_ratio * 0.875
