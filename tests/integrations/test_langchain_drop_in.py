@@ -31,6 +31,7 @@ from pydantic import Field
 
 from chainsum.integrations.langchain import ChainsumMiddleware
 from chainsum.manager import ManagerEvent, SummarizationEvent, SummarizationFailedEvent
+from chainsum.summarize.llm import make_summarizer
 
 FILLER = "the deployment log shows a timeout against the orders database at 10:17, retried twice and then dropped; "
 
@@ -93,6 +94,13 @@ def test_langchains_arguments_and_attributes() -> None:
     assert ChainsumMiddleware(model).token_counter is count_tokens_approximately
 
 
+def test_summarizers_beside_model_write_the_summaries_and_the_model_is_the_profile() -> None:
+    profiled = GenericFakeChatModel(messages=iter([]), profile=ModelProfile(max_input_tokens=50_000))
+    extractive = make_summarizer("extractive")
+    manager = ChainsumMiddleware(profiled, summarizers=[extractive]).manager_for(None)
+    assert manager.summarizers == (extractive,) and manager.window == 50_000
+
+
 def test_the_window_comes_from_context_window_window_model_or_the_profile() -> None:
     profiled = GenericFakeChatModel(messages=iter([]), profile=ModelProfile(max_input_tokens=50_000))
     assert ChainsumMiddleware(profiled, trigger=("fraction", 0.5)).manager_for(None).window == 50_000
@@ -121,11 +129,11 @@ def test_a_bad_trigger_is_one_line_at_construction(trigger: object, error: type[
     assert "\n" not in str(raised.value)
 
 
-@pytest.mark.parametrize("where", ["model", "summarizer"])
-@pytest.mark.parametrize("given", [Mock(), object(), 42])
+@pytest.mark.parametrize(
+    ("where", "given"),
+    [("model", Mock()), ("model", object()), ("model", 42), ("summarizer", object()), ("summarizer", 42)],
+)  # a callable summarizer is LangChain's protocol (messages -> str), so a Mock is one
 def test_what_is_not_a_langchain_model_is_refused_at_once(where: str, given: object) -> None:
-    if where == "summarizer" and callable(given):
-        pytest.skip("a callable is LangChain's summarizer protocol (messages -> str)")
     with pytest.raises(TypeError, match=f"{where}= takes") as raised:
         ChainsumMiddleware(**{where: given}, context_window=8000)
     assert "\n" not in str(raised.value)

@@ -436,7 +436,10 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             if not self.trigger_clauses:
                 config = replace(config, enabled=False)  # LangChain's trigger=None: never
         kwargs["config"] = config
-        writer = self._writer(summarizer, summary_prompt)
+        # chainsum's summarizers= given beside model=: they write the summaries, the model is the profile only (as
+        # LangChain's summarizer= leaves it)
+        mine = summarizer is None and kwargs.get("summarizers") is not None
+        writer = None if mine else self._writer(summarizer, summary_prompt)
         if writer is not None:
             kwargs["summarizer"] = writer
         take_summarizer(kwargs, _adapt, "LangChain", fail_open=self.fail_open)
