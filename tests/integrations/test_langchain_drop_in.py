@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from typing import Any
+from typing import Any, Literal
 from unittest.mock import Mock
 
 import pytest
@@ -214,6 +214,23 @@ def test_a_failing_model_raises_and_the_checkpoint_keeps_the_old_messages_plus_t
     assert any("Summary of the conversation so far" in m.text for m in recovered)
     assert not any(m.text == _turn(0) for m in recovered)
     assert any(isinstance(e, SummarizationEvent) for e in events)
+
+
+def _compactions(mode: Literal["state", "request"], turns: int) -> int:
+    events: list[ManagerEvent] = []
+    middleware = ChainsumMiddleware(
+        _summary_model(), trigger=("messages", 8), keep=("messages", 2), mode=mode, on_event=events.append
+    )
+    agent = _agent(middleware)
+    config: Any = {"configurable": {"thread_id": "t"}}
+    for i in range(turns):
+        agent.invoke({"messages": [HumanMessage(_turn(i))]}, config)
+    return sum(isinstance(e, SummarizationEvent) for e in events)
+
+
+def test_in_request_mode_the_trigger_reads_what_the_model_is_sent() -> None:
+    """The state keeps growing in request mode: a trigger read on it would compact on every call past it."""
+    assert _compactions("request", 12) == _compactions("state", 12) > 1
 
 
 def test_fail_open_compacts_with_chainsums_fallback_instead() -> None:

@@ -637,6 +637,16 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             )
         return self.trigger_fires(objects)
 
+    def _force_view(self, thread: _Thread, objects: Sequence[BaseMessage], view: Sequence[Message]) -> bool:
+        """Request mode: whether LangChain's trigger is met by the history the model would be sent now."""
+        if not self.trigger_clauses:
+            return False
+        if self._token_counter is count_tokens_approximately:
+            tokens = thread.manager.counter.count_messages
+            return self._trigger.fires(len(view), lambda: tokens(view), self._reported(objects))
+        counter = self._token_counter
+        return self._trigger.fires(len(view), lambda: int(counter(to_objects(list(view)))), self._reported(objects))
+
     def trigger_fires(self, messages: Sequence[BaseMessage], tokens: int | None = None) -> bool:
         """Whether LangChain's `trigger` is met by `messages` (`tokens`: their count, when known; else
         `token_counter` counts them, or chainsum's own counter for LangChain's default one). A met trigger makes the
@@ -670,11 +680,18 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
     ) -> Prepared[Any] | None:
         """The manager's answer (None: unchanged, the summary refused as not smaller), with LangChain's trigger as
-        ``force`` and what the summarizer calls need to know in context."""
-        force = self._force(thread, objects, read)
+        ``force`` and what the summarizer calls need to know in context. In request mode the trigger reads what the
+        model would be sent (the state keeps growing there: read on it, a met trigger would compact every call)."""
+        manager = thread.manager
         with calling(sync=True, objects=objects, read=read):
             try:
-                return thread.manager.prepare_sync(read, system=system, reserved_tokens=reserved, force=force)
+                if self.mode == "state":
+                    force = self._force(thread, objects, read)
+                    return manager.prepare_sync(read, system=system, reserved_tokens=reserved, force=force)
+                prepared = manager.prepare_sync(read, system=system, reserved_tokens=reserved)
+                if not self._force_view(thread, objects, prepared.messages):
+                    return prepared
+                return manager.prepare_sync(read, system=system, reserved_tokens=reserved, force=True)
             except SummarizerError as exc:
                 self._failed(thread, read, exc)
                 return None
@@ -683,11 +700,18 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
     ) -> Prepared[Any] | None:
         """The manager's answer (None: unchanged, the summary refused as not smaller), with LangChain's trigger as
-        ``force`` and what the summarizer calls need to know in context."""
-        force = self._force(thread, objects, read)
+        ``force`` and what the summarizer calls need to know in context. In request mode the trigger reads what the
+        model would be sent (the state keeps growing there: read on it, a met trigger would compact every call)."""
+        manager = thread.manager
         with calling(sync=False, objects=objects, read=read):
             try:
-                return await thread.manager.prepare(read, system=system, reserved_tokens=reserved, force=force)
+                if self.mode == "state":
+                    force = self._force(thread, objects, read)
+                    return await manager.prepare(read, system=system, reserved_tokens=reserved, force=force)
+                prepared = await manager.prepare(read, system=system, reserved_tokens=reserved)
+                if not self._force_view(thread, objects, prepared.messages):
+                    return prepared
+                return await manager.prepare(read, system=system, reserved_tokens=reserved, force=True)
             except SummarizerError as exc:
                 self._failed(thread, read, exc)
                 return None
