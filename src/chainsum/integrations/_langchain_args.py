@@ -7,7 +7,11 @@ Kept apart from the middleware so that module stays about the hooks. What is her
   match on kept, since a drop-in raises what the original raised);
 - `Trigger`: whether those clauses are met by a history (the middleware then compacts with ``force=True``: chainsum's
   compaction, LangChain's "when");
+- `reported_tokens`, `model_provider`, `profile_window`: what a LangChain model and its messages say of tokens;
 - `LangChainCounter`: a LangChain ``token_counter(messages) -> int`` as chainsum's `TokenCounter`;
+- `langchain_config`, `deprecated`, `check_prompt`, `chat_model`: the constructor's mapping onto chainsum's
+  configuration (the migration table in ``docs/integrations.md``); `user_error`, `marked`: a failure raised as
+  LangChain raises it, a summary record marked as LangChain marks its own;
 - `chat_summarizer` / `messages_summarizer`: the two kinds of LangChain summarizer (a chat model prompted with the
   transcript; a runnable or function handed the messages themselves) as chainsum summarizers, each call tagged
   ``nostream`` and marked internal so it never reaches the agent's stream (`summary_call_config`);
@@ -21,9 +25,10 @@ import asyncio
 import contextvars
 import re
 import threading
+import warnings
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
 from langchain.agents.middleware.internal_call_transformer import internal_call_metadata
@@ -38,23 +43,38 @@ from langchain_core.messages import (
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.constants import TAG_NOSTREAM  # pyright: ignore[reportMissingTypeStubs]
 
+from ..errors import ChainsumError, SummarizerError
 from ..formats.langchain import to_objects
+from ..manager import ManagerConfig
 from ..messages import Message
 from ..summarize import SummarizerUsage, parse_transcript, render_body
 from ._summarizer import ModelReply, ModelSummarizer
 
 __all__ = [
+    "DEFAULT_KEEP",
+    "DEFAULT_TRIM",
+    "NO_WINDOW",
     "Clause",
     "LangChainCounter",
     "Size",
     "Trigger",
     "calling",
+    "chat_model",
+    "chat_name",
     "chat_summarizer",
+    "check_prompt",
     "copy_trigger",
+    "deprecated",
+    "langchain_config",
+    "marked",
     "messages_summarizer",
+    "model_provider",
     "parse_keep",
     "parse_trigger",
+    "profile_window",
+    "reported_tokens",
     "summary_call_config",
+    "user_error",
 ]
 
 Kind = Literal["tokens", "messages", "fraction"]
@@ -176,6 +196,27 @@ class Trigger:
             if met:
                 return True
         return False
+
+
+def profile_window(model: object) -> int | None:
+    """The model profile's ``max_input_tokens`` (where LangChain reads a model's window), None without one."""
+    profile: object = getattr(model, "profile", None)
+    if not isinstance(profile, Mapping):
+        return None
+    tokens = cast(Mapping[str, object], profile).get("max_input_tokens")
+    return tokens if isinstance(tokens, int) and tokens > 0 else None
+
+
+def model_provider(model: object) -> str | None:
+    """The provider a LangChain model traces under (``ls_provider``), to tell its own reported usage from another's."""
+    params = getattr(model, "_get_ls_params", None)
+    if params is None:
+        return None
+    try:
+        provider = cast(Mapping[str, object], params()).get("ls_provider")
+    except Exception:  # a model whose params need arguments: no provider to compare
+        return None
+    return provider if isinstance(provider, str) else None
 
 
 def _family(provider: str) -> str:
@@ -362,3 +403,117 @@ def messages_summarizer(runnable: Runnable[Any, Any], name: str) -> ModelSummari
         return ModelReply(answer)
 
     return ModelSummarizer(name=name, call=call, model=runnable)
+
+
+def chat_name(chat: object) -> str:
+    return f"langchain:{type(chat).__name__}"
+
+
+def chat_model(model: object, where: str) -> BaseChatModel | Runnable[Any, Any] | None:
+    """LangChain's model argument: a chat model or runnable as it is, a string through ``init_chat_model``;
+    anything else refused at once."""
+    if model is None or isinstance(model, BaseChatModel | Runnable):
+        return cast("BaseChatModel | Runnable[Any, Any] | None", model)
+    if isinstance(model, str):
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(model)
+    raise TypeError(f"{where}= takes a LangChain chat model or a 'provider:model' name, got {type(model).__name__}")
+
+
+DEFAULT_KEEP = 20
+"""LangChain's default ``keep=("messages", 20)``."""
+DEFAULT_TRIM = 4000
+"""LangChain's default ``trim_tokens_to_summarize``: chainsum's summarizer input cap."""
+NO_WINDOW = 1 << 40
+"""The window when none is known (no ``context_window``, no ``window_model``, no profile): only LangChain's trigger
+compacts, as in LangChain; chainsum's emergency guard has nothing to guard."""
+KEEP_MESSAGES_SHARE = 0.5
+"""With ``keep=("messages", n)``: chainsum's ``summary_ratio`` (see `langchain_config`)."""
+NO_CAP = 1 << 40
+"""``trim_tokens_to_summarize=None``: no input cap (nothing chunked)."""
+MIN_CAP = 100
+"""chainsum's smallest summarizer input cap."""
+
+
+def deprecated(
+    trigger: object, keep: tuple[str, float], max_tokens: int | None, to_keep: int | None
+) -> tuple[object, tuple[str, float]]:
+    """LangChain's deprecated ``max_tokens_before_summary`` and ``messages_to_keep``, with its warning."""
+    if max_tokens is not None:
+        warnings.warn(
+            "max_tokens_before_summary is deprecated: use trigger=('tokens', n)", DeprecationWarning, stacklevel=3
+        )
+        if trigger is None:
+            trigger = ("tokens", max_tokens)
+    if to_keep is not None:
+        warnings.warn("messages_to_keep is deprecated: use keep=('messages', n)", DeprecationWarning, stacklevel=3)
+        if keep == ("messages", DEFAULT_KEEP):
+            keep = ("messages", to_keep)
+    return trigger, keep
+
+
+def check_prompt(prompt: str) -> None:
+    try:
+        prompt.format(messages="")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(f"summary_prompt must format with {{messages}} alone: {type(exc).__name__}: {exc}") from None
+
+
+def langchain_config(
+    config: ManagerConfig,
+    clauses: Sequence[Clause],
+    keep: Size | None,
+    trim: int | Literal["chainsum"] | None,
+    window: int | None,
+) -> ManagerConfig:
+    """chainsum's configuration with LangChain's meaning of `trigger`, `keep` and `trim_tokens_to_summarize` (None
+    and ``"chainsum"``: left as the configuration has them).
+
+    With a trigger, LangChain's clauses decide when (the middleware compacts with ``force``), so chainsum's own
+    ratio trigger stands back to its emergency (the request would overflow), its gates for short histories and its
+    cooldown with it. `keep` messages is the verbatim tail (chainsum's smallest is 2), and a compaction summarizes at
+    least `KEEP_MESSAGES_SHARE` of the messages before it, landing at about that share of the tokens below where it
+    started (chainsum's cut, not "everything before the tail": a budget smaller than the tail would make the tail
+    give way); tokens or a fraction is what a compaction leaves (its budget, the reset ratio)."""
+    changes: dict[str, Any] = {}
+    if trim != "chainsum":
+        changes["summarizer_input_cap_tokens"] = NO_CAP if trim is None else max(MIN_CAP, trim)
+    if clauses:
+        changes |= {"trigger_token_ratio": 1.0, "emergency_token_ratio": max(1.0, config.emergency_token_ratio)}
+        changes |= {"min_messages": 0, "cooldown_messages": 0, "cache_aware": False}
+    if keep is None:
+        return replace(config, **changes)
+    changes["cache_aware"] = False
+    kind, value = keep
+    reference = window or NO_WINDOW
+    recall = config.recall_token_ratio if window is not None else 0.0  # no window: no room to share out for recall
+    changes["recall_token_ratio"] = recall
+    trigger_ratio = float(changes.get("trigger_token_ratio", config.trigger_token_ratio))
+    if kind == "messages":
+        changes |= {"preserve_recent": max(2, int(value)), "summary_ratio": KEEP_MESSAGES_SHARE}
+    else:
+        # the compaction's budget is the reset ratio's tokens less the recall room: the room is added back
+        tokens = value * reference if kind == "fraction" else value
+        ratio = min(max(tokens / reference + recall, 1e-9), trigger_ratio - 1e-6)
+        changes |= {"preserve_recent": 2, "summary_ratio": 0.1, "reset_token_ratio": ratio}
+    if "reset_token_ratio" not in changes and config.reset_token_ratio >= trigger_ratio:
+        changes["reset_token_ratio"] = trigger_ratio * 0.875
+    return replace(config, **changes)
+
+
+def marked(record: BaseMessage) -> BaseMessage:
+    """A summary record marked ``lc_source="summarization"``, as LangChain marks its own summary message, so a chat
+    front end that hides or badges summaries finds chainsum's too."""
+    return record.model_copy(update={"additional_kwargs": {**record.additional_kwargs, "lc_source": "summarization"}})
+
+
+def user_error(error: SummarizerError) -> BaseException:
+    """What the user's model or summarizer raised, as LangChain lets it propagate (chainsum's error when the failure
+    was chainsum's own: a timeout, an empty answer)."""
+    cause = error.__cause__
+    while isinstance(cause, SummarizerError) and cause.__cause__ is not None:
+        cause = cause.__cause__
+    if isinstance(cause, Exception) and not isinstance(cause, ChainsumError):
+        return cause
+    return error

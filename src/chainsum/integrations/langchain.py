@@ -53,16 +53,15 @@ from __future__ import annotations
 
 import logging
 import threading
-import warnings
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import replace
 from operator import is_
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._sync import run_sync
 from ..chain import is_record_message
-from ..errors import ChainsumError, SummarizerError
+from ..errors import SummarizerError
 from ..formats._base import native
 from ..formats.langchain import from_object, to_objects
 from ..manager import (
@@ -99,17 +98,29 @@ from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa
 from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402  # pyright: ignore[reportMissingTypeStubs]
 
 from ._langchain_args import (  # noqa: E402
+    DEFAULT_KEEP,
+    DEFAULT_TRIM,
+    NO_WINDOW,
     Clause,
     LangChainCounter,
     Size,
     Trigger,
     calling,
+    chat_model,
+    chat_name,
     chat_summarizer,
+    check_prompt,
     copy_trigger,
+    deprecated,
+    langchain_config,
+    marked,
     messages_summarizer,
+    model_provider,
     parse_keep,
     parse_trigger,
+    profile_window,
     reported_tokens,
+    user_error,
 )
 
 if TYPE_CHECKING:
@@ -130,106 +141,9 @@ def model_summarizer(
     ``model.ainvoke([SystemMessage, HumanMessage])`` with chainsum's system prompt and framed transcript, tagged so
     it never reaches an agent's stream; its ``usage_metadata`` is reported. A string is LangChain's
     ``"provider:model"`` (``init_chat_model``, which needs that provider's LangChain package)."""
-    chat = _chat_model(model, "model")
-    name = f"langchain:{model}" if isinstance(model, str) else _name(chat)
+    chat = chat_model(model, "model")
+    name = f"langchain:{model}" if isinstance(model, str) else chat_name(chat)
     return chat_summarizer(cast(Runnable[Any, Any], chat), name, system_prompt, None)
-
-
-def _name(chat: object) -> str:
-    return f"langchain:{type(chat).__name__}"
-
-
-def _chat_model(model: object, where: str) -> BaseChatModel | Runnable[Any, Any] | None:
-    """LangChain's model argument: a chat model or runnable as it is, a string through ``init_chat_model``;
-    anything else refused at once."""
-    if model is None or isinstance(model, BaseChatModel | Runnable):
-        return cast("BaseChatModel | Runnable[Any, Any] | None", model)
-    if isinstance(model, str):
-        from langchain.chat_models import init_chat_model
-
-        return init_chat_model(model)
-    raise TypeError(f"{where}= takes a LangChain chat model or a 'provider:model' name, got {type(model).__name__}")
-
-
-_DEFAULT_KEEP = 20
-"""LangChain's default ``keep=("messages", 20)``."""
-_DEFAULT_TRIM = 4000
-"""LangChain's default ``trim_tokens_to_summarize``: chainsum's summarizer input cap."""
-_NO_WINDOW = 1 << 40
-"""The window when none is known (no ``context_window``, no ``window_model``, no profile): only LangChain's trigger
-compacts, as in LangChain; chainsum's emergency guard has nothing to guard."""
-_KEEP_MESSAGES_SHARE = 0.5
-"""With ``keep=("messages", n)``: chainsum's ``summary_ratio`` (see `_langchain_config`)."""
-_NO_CAP = 1 << 40
-"""``trim_tokens_to_summarize=None``: no input cap (nothing chunked)."""
-_MIN_CAP = 100
-"""chainsum's smallest summarizer input cap."""
-
-
-def _deprecated(
-    trigger: object, keep: tuple[str, float], max_tokens: int | None, to_keep: int | None
-) -> tuple[object, tuple[str, float]]:
-    """LangChain's deprecated ``max_tokens_before_summary`` and ``messages_to_keep``, with its warning."""
-    if max_tokens is not None:
-        warnings.warn(
-            "max_tokens_before_summary is deprecated: use trigger=('tokens', n)", DeprecationWarning, stacklevel=3
-        )
-        if trigger is None:
-            trigger = ("tokens", max_tokens)
-    if to_keep is not None:
-        warnings.warn("messages_to_keep is deprecated: use keep=('messages', n)", DeprecationWarning, stacklevel=3)
-        if keep == ("messages", _DEFAULT_KEEP):
-            keep = ("messages", to_keep)
-    return trigger, keep
-
-
-def _check_prompt(prompt: str) -> None:
-    try:
-        prompt.format(messages="")
-    except (KeyError, IndexError, ValueError) as exc:
-        raise ValueError(f"summary_prompt must format with {{messages}} alone: {type(exc).__name__}: {exc}") from None
-
-
-def _langchain_config(
-    config: ManagerConfig,
-    clauses: Sequence[Clause],
-    keep: Size | None,
-    trim: int | Literal["chainsum"] | None,
-    window: int | None,
-) -> ManagerConfig:
-    """chainsum's configuration with LangChain's meaning of `trigger`, `keep` and `trim_tokens_to_summarize` (None
-    and ``"chainsum"``: left as the configuration has them).
-
-    With a trigger, LangChain's clauses decide when (the middleware compacts with ``force``), so chainsum's own
-    ratio trigger stands back to its emergency (the request would overflow), its gates for short histories and its
-    cooldown with it. `keep` messages is the verbatim tail (chainsum's smallest is 2), and a compaction summarizes at
-    least `_KEEP_MESSAGES_SHARE` of the messages before it, landing at about that share of the tokens below where it
-    started (chainsum's cut, not "everything before the tail": a budget smaller than the tail would make the tail
-    give way); tokens or a fraction is what a compaction leaves (its budget, the reset ratio)."""
-    changes: dict[str, Any] = {}
-    if trim != "chainsum":
-        changes["summarizer_input_cap_tokens"] = _NO_CAP if trim is None else max(_MIN_CAP, trim)
-    if clauses:
-        changes |= {"trigger_token_ratio": 1.0, "emergency_token_ratio": max(1.0, config.emergency_token_ratio)}
-        changes |= {"min_messages": 0, "cooldown_messages": 0, "cache_aware": False}
-    if keep is None:
-        return replace(config, **changes)
-    changes["cache_aware"] = False
-    kind, value = keep
-    reference = window or _NO_WINDOW
-    recall = config.recall_token_ratio if window is not None else 0.0  # no window: no room to share out for recall
-    changes["recall_token_ratio"] = recall
-    trigger_ratio = float(changes.get("trigger_token_ratio", config.trigger_token_ratio))
-    if kind == "messages":
-        changes |= {"preserve_recent": max(2, int(value)), "summary_ratio": _KEEP_MESSAGES_SHARE}
-    else:
-        # the compaction's budget is the reset ratio's tokens less the recall room: the room is added back
-        tokens = value * reference if kind == "fraction" else value
-        ratio = min(max(tokens / reference + recall, 1e-9), trigger_ratio - 1e-6)
-        changes |= {"preserve_recent": 2, "summary_ratio": 0.1, "reset_token_ratio": ratio}
-    if "reset_token_ratio" not in changes and config.reset_token_ratio >= trigger_ratio:
-        changes["reset_token_ratio"] = trigger_ratio * 0.875
-    return replace(config, **changes)
 
 
 def _adapt(model: object) -> ModelSummarizer | None:
@@ -316,10 +230,10 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         model: BaseChatModel | Runnable[Any, Any] | str | None = None,
         *,
         trigger: object = None,
-        keep: tuple[str, float] = ("messages", _DEFAULT_KEEP),
+        keep: tuple[str, float] = ("messages", DEFAULT_KEEP),
         token_counter: Callable[[Iterable[Any]], int] = count_tokens_approximately,
         summary_prompt: str | None = None,
-        trim_tokens_to_summarize: int | None = _DEFAULT_TRIM,
+        trim_tokens_to_summarize: int | None = DEFAULT_TRIM,
         summarizer: object = None,
         max_tokens_before_summary: int | None = None,
         messages_to_keep: int | None = None,
@@ -337,13 +251,13 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             raise ValueError(f"mode must be 'state' or 'request', got {mode!r}")
         if "format" in kwargs:
             raise TypeError("the LangChain middleware reads LangChain messages; format= does not apply")
-        trigger, keep = _deprecated(trigger, keep, max_tokens_before_summary, messages_to_keep)
+        trigger, keep = deprecated(trigger, keep, max_tokens_before_summary, messages_to_keep)
         self.mode: Mode = mode
         self.reserved_tokens = reserved_tokens
         self.count_tools = count_tools
         self.max_threads = max_threads
         self.fail_open = fail_open
-        self.model: BaseChatModel | Runnable[Any, Any] | None = _chat_model(model, "model")
+        self.model: BaseChatModel | Runnable[Any, Any] | None = chat_model(model, "model")
         """LangChain's ``model``: the summarization model (a string resolved with ``init_chat_model``); its
         profile's ``max_input_tokens`` is the window when none is given."""
         self.trigger: object = copy_trigger(trigger)
@@ -355,7 +269,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """The prompt the summarization model gets: chainsum's system prompt unless one with ``{messages}`` was
         given (then sent as the human message, the transcript in place of ``{messages}``)."""
         if summary_prompt is not None:
-            _check_prompt(summary_prompt)
+            check_prompt(summary_prompt)
         self.trim_tokens_to_summarize = trim_tokens_to_summarize
         self._token_counter = token_counter
         self.summarizer: Runnable[Any, Any] | None = None
@@ -392,14 +306,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     @staticmethod
     def _langchain_given(*values: object) -> bool:
         model, trigger, keep, summarizer, prompt = values
-        return any(v is not None for v in (model, trigger, summarizer, prompt)) or keep != ("messages", _DEFAULT_KEEP)
-
-    def _profile_window(self) -> int | None:
-        profile: object = getattr(self.model, "profile", None)
-        if not isinstance(profile, Mapping):
-            return None
-        tokens = cast(Mapping[str, object], profile).get("max_input_tokens")
-        return tokens if isinstance(tokens, int) and tokens > 0 else None
+        return any(v is not None for v in (model, trigger, summarizer, prompt)) or keep != ("messages", DEFAULT_KEEP)
 
     def _window_of(self, window_model: str | None) -> int | None:
         """The window the trigger's fractions and chainsum's own guard read: ``context_window=``, else chainsum's
@@ -410,7 +317,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if window_model is not None:
             self._kwargs["model"] = window_model  # ContextManager's name for it
             return context_window(window_model)
-        profiled = self._profile_window()
+        profiled = profile_window(self.model)
         if profiled is not None:
             self._kwargs["context_window"] = profiled
         return profiled
@@ -425,14 +332,14 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         # LangChain's defaults apply where LangChain's arguments are used (a model or a trigger), not under a
         # chainsum configuration that only names a summarizer
         drop_in = self.model is not None or bool(self.trigger_clauses)
-        keep = self.keep if drop_in or self.keep != ("messages", _DEFAULT_KEEP) else None
+        keep = self.keep if drop_in or self.keep != ("messages", DEFAULT_KEEP) else None
         trim = self.trim_tokens_to_summarize
-        config = _langchain_config(
-            config, self.trigger_clauses, keep, trim if drop_in or trim != _DEFAULT_TRIM else "chainsum", self.window
+        config = langchain_config(
+            config, self.trigger_clauses, keep, trim if drop_in or trim != DEFAULT_TRIM else "chainsum", self.window
         )
         if self.window is None and (self.model is not None or self.trigger_clauses):
             # LangChain measures no window then: only its trigger compacts (chainsum's own guard has none to keep)
-            kwargs["context_window"] = _NO_WINDOW
+            kwargs["context_window"] = NO_WINDOW
             if not self.trigger_clauses:
                 config = replace(config, enabled=False)  # LangChain's trigger=None: never
         kwargs["config"] = config
@@ -450,10 +357,12 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if summarizer is None:
             if self.model is None:
                 return None
-            return chat_summarizer(self.model, _name(self.model), DEFAULT_SYSTEM_PROMPT, summary_prompt)
+            return chat_summarizer(self.model, chat_name(self.model), DEFAULT_SYSTEM_PROMPT, summary_prompt)
         if isinstance(summarizer, str | BaseChatModel):
-            chat = _chat_model(summarizer, "summarizer")
-            return chat_summarizer(cast(Runnable[Any, Any], chat), _name(chat), DEFAULT_SYSTEM_PROMPT, summary_prompt)
+            chat = chat_model(summarizer, "summarizer")
+            return chat_summarizer(
+                cast(Runnable[Any, Any], chat), chat_name(chat), DEFAULT_SYSTEM_PROMPT, summary_prompt
+            )
         if isinstance(summarizer, ModelSummarizer):
             return summarizer
         if isinstance(summarizer, Runnable) or callable(summarizer):
@@ -542,7 +451,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 if odd and original is not None:
                     obj = obj.model_copy(update={key: getattr(original, key) for key in odd})
                 elif is_record_message(output[k]):
-                    obj = _marked(obj)
+                    obj = marked(obj)
                 out[k] = obj
         done = cast(list[BaseMessage], out)
         thread.written = {id(m): (m, o) for m, o in zip(output, done, strict=True) if reader.origin(m) is None}
@@ -664,17 +573,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return self._trigger.fires(len(messages), counted, self._reported(messages))
 
     def _reported(self, messages: Sequence[BaseMessage]) -> int | None:
-        return reported_tokens(messages, self._provider())
-
-    def _provider(self) -> str | None:
-        params = getattr(self.model, "_get_ls_params", None)
-        if params is None:
-            return None
-        try:
-            provider = params().get("ls_provider")
-        except Exception:  # a model whose params need arguments: no provider to compare
-            return None
-        return provider if isinstance(provider, str) else None
+        return reported_tokens(messages, model_provider(self.model))
 
     def _prepare_sync(
         self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
@@ -722,7 +621,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         propagate, the state untouched. A summary chainsum's check refused as not smaller than what it replaced is
         not the model failing: the history goes on unchanged, as when there is nothing to gain."""
         if error.kind != "too_long" or error.__cause__ is not None:
-            raise _cause(error) from None
+            raise user_error(error) from None
         logger.debug("session=<%s> | summary not smaller than its span; history unchanged", thread.manager.session)
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -800,7 +699,7 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             except SummarizerError as exc:
                 last = exc
                 if not self.fail_open:
-                    raise _cause(exc) from None
+                    raise user_error(exc) from None
         raise last if last is not None else SummarizerError("no summarizer configured", kind="invalid")
 
     # -----------------------------------------------------------------------------------------------------
@@ -810,23 +709,6 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if expand is None:
             raise TypeError(f"{type(self.archive).__name__} cannot expand records")
         return to_objects(expand(record_id))
-
-
-def _marked(record: BaseMessage) -> BaseMessage:
-    """A summary record marked ``lc_source="summarization"``, as LangChain marks its own summary message, so a chat
-    front end that hides or badges summaries finds chainsum's too."""
-    return record.model_copy(update={"additional_kwargs": {**record.additional_kwargs, "lc_source": "summarization"}})
-
-
-def _cause(error: SummarizerError) -> BaseException:
-    """What the user's model or summarizer raised, as LangChain lets it propagate (chainsum's error when the failure
-    was chainsum's own: a timeout, an empty answer)."""
-    cause = error.__cause__
-    while isinstance(cause, SummarizerError) and cause.__cause__ is not None:
-        cause = cause.__cause__
-    if isinstance(cause, Exception) and not isinstance(cause, ChainsumError):
-        return cause
-    return error
 
 
 def _same(a: Sequence[Message], b: Sequence[Message]) -> bool:
