@@ -1,11 +1,13 @@
 """`ChainsumMiddleware(summarizer=<a LangChain chat model>)`: LangChain's own fake chat model writes the summaries of
 a real ``create_agent`` run, receives chainsum's framed transcript, has its usage reported, and when it fails
-(a 429, a hang, an empty answer) the extractive summarizer takes over and nothing is lost."""
+(a 429, a hang, an empty answer) its error is raised with the history untouched, as LangChain raises, or with
+``fail_open=True`` the extractive summarizer takes over and nothing is lost."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from typing import Any
 
 import pytest
@@ -14,18 +16,21 @@ pytest.importorskip("langchain.agents")
 
 import httpx2 as httpx
 import openai
-from langchain.agents import create_agent
+from langchain.agents import AgentState, create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.runtime import Runtime
 from pydantic import Field
 
-from chainsum.formats.langchain import from_objects
+from chainsum.formats.langchain import from_objects, to_objects
 from chainsum.integrations import langchain as integration
+from chainsum.integrations._summarizer import ModelSummarizer
 from chainsum.integrations.langchain import ChainsumMiddleware, model_summarizer
 from chainsum.manager import ManagerEvent, SummarizationEvent
 from chainsum.summarize import ExtractiveSummarizer, SummarizerUsage
+from chainsum.summarize.llm import make_summarizer
 from chainsum.testing.langchain import ScriptedChatModel
 from integrations.summarizer_support import (
     CONFIG,
@@ -42,6 +47,12 @@ from integrations.summarizer_support import (
 USAGE = {"input_tokens": 812, "output_tokens": 31, "total_tokens": 843}
 
 
+def _rate_limit() -> openai.RateLimitError:
+    request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
+    response = httpx.Response(429, headers={"retry-after": "0"}, request=request)
+    return openai.RateLimitError("Rate limit reached for gpt-4.1-mini", response=response, body=None)
+
+
 class SummaryModel(GenericFakeChatModel):
     """LangChain's fake chat model, recording what it was sent; `fail` makes it raise a 429, hang, or answer
     nothing."""
@@ -49,14 +60,23 @@ class SummaryModel(GenericFakeChatModel):
     received: list[list[BaseMessage]] = Field(default_factory=list[list[BaseMessage]])
     fail: str | None = None
 
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        """The sync hooks call ``invoke``, as LangChain's own middleware does."""
+        self.received.append(list(messages))
+        if self.fail == "rate_limit":
+            raise _rate_limit()
+        if self.fail == "hang":
+            time.sleep(3600)
+        return super()._generate(messages, stop, run_manager, **kw)
+
     async def _agenerate(
         self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
     ) -> ChatResult:
         self.received.append(list(messages))
         if self.fail == "rate_limit":
-            request = httpx.Request("POST", "https://api.openai.com/v1/chat/completions")
-            response = httpx.Response(429, headers={"retry-after": "0"}, request=request)
-            raise openai.RateLimitError("Rate limit reached for gpt-4.1-mini", response=response, body=None)
+            raise _rate_limit()
         if self.fail == "hang":
             await asyncio.sleep(3600)
         return await super()._agenerate(messages, stop, run_manager, **kw)
@@ -100,7 +120,7 @@ def test_a_failing_chat_model_falls_back_and_loses_nothing(
     fail: str, kind: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     summarizer = _summary_model(fail)
-    middleware = ChainsumMiddleware(context_window=WINDOW, config=CONFIG, summarizer=summarizer)
+    middleware = ChainsumMiddleware(context_window=WINDOW, config=CONFIG, summarizer=summarizer, fail_open=True)
     manager = middleware.manager_for("t1")
     event = assert_fell_back(manager, history(), kind, caplog)
     assert summarizer.received  # it was asked
@@ -108,8 +128,23 @@ def test_a_failing_chat_model_falls_back_and_loses_nothing(
         assert event.summarizer_usage is not None and event.summarizer_usage.output_tokens >= USAGE["output_tokens"]
 
 
-def test_a_string_is_chainsums_spec_and_model_summarizer_takes_langchains(monkeypatch: pytest.MonkeyPatch) -> None:
-    plain = ChainsumMiddleware(context_window=WINDOW, summarizer="extractive").manager_for(None)
+def test_a_failing_chat_model_raises_its_own_error_with_the_state_untouched() -> None:
+    summarizer = _summary_model("rate_limit")
+    middleware = ChainsumMiddleware(context_window=WINDOW, config=CONFIG, summarizer=summarizer)
+    messages = to_objects(history())
+    before = list(messages)
+    with pytest.raises(openai.RateLimitError, match="Rate limit reached"):
+        middleware.before_model(AgentState(messages=messages), Runtime())
+    assert summarizer.received  # it was asked, and its own error came back
+    assert messages == before  # the state as it was
+    session = middleware.session_of(None)
+    assert middleware.archive.records(session) == [] and middleware.archive.archived(session) == []
+
+
+def test_a_string_is_langchains_model_name_and_chainsums_specs_go_to_summarizers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plain = ChainsumMiddleware(context_window=WINDOW, summarizers=[make_summarizer("extractive")]).manager_for(None)
     assert [type(s) for s in plain.summarizers] == [ExtractiveSummarizer]
     made: list[str] = []
 
@@ -121,15 +156,21 @@ def test_a_string_is_chainsums_spec_and_model_summarizer_takes_langchains(monkey
     summarizer = model_summarizer("openai:gpt-4.1-mini")
     assert made == ["openai:gpt-4.1-mini"] and summarizer.name == "langchain:openai:gpt-4.1-mini"
     manager = ChainsumMiddleware(context_window=WINDOW, summarizer=summarizer).manager_for(None)
+    assert manager.summarizers == (summarizer,) and manager.config.abort_on_failure  # LangChain's: it raises
+    manager = ChainsumMiddleware(context_window=WINDOW, summarizer=summarizer, fail_open=True).manager_for(None)
     assert manager.summarizers[0] is summarizer and isinstance(manager.summarizers[1], ExtractiveSummarizer)
     assert asyncio.run(summarizer("a transcript")) == SUMMARY
+    named = ChainsumMiddleware(context_window=WINDOW, summarizer="openai:gpt-4.1-mini")  # LangChain's meaning
+    assert made == ["openai:gpt-4.1-mini"] * 2 and isinstance(named.manager_for(None).summarizers[0], ModelSummarizer)
 
 
 def test_a_chat_model_with_a_manager_or_with_summarizers_is_refused() -> None:
     with pytest.raises(TypeError, match="not both"):
         ChainsumMiddleware(context_window=WINDOW, summarizer=_summary_model(), summarizers=[ExtractiveSummarizer()])
-    with pytest.raises(TypeError, match=r"got \['summarizers'\]"):
+    with pytest.raises(TypeError, match="not both"):
         ChainsumMiddleware(manager=ChainsumMiddleware(context_window=WINDOW).manager_for(None), summarizer="extractive")
+    with pytest.raises(TypeError, match=r"got \['summarizers'\]"):
+        ChainsumMiddleware(manager=ChainsumMiddleware(context_window=WINDOW).manager_for(None), summarizers=[])
     assert integration._adapt(object()) is None  # pyright: ignore[reportPrivateUsage]
 
 

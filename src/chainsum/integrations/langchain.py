@@ -1,16 +1,24 @@
 """LangChain v1: `ChainsumMiddleware`, an ``AgentMiddleware`` for ``create_agent(middleware=[...])``.
 
-Five lines to switch from LangChain's ``SummarizationMiddleware``::
+A drop-in for LangChain's ``SummarizationMiddleware``: change the class name and nothing else::
 
     from chainsum.integrations.langchain import ChainsumMiddleware
 
     agent = create_agent(
         model, tools, system_prompt=..., checkpointer=InMemorySaver(),
-        middleware=[ChainsumMiddleware(model="gpt-4o")],  # or context_window=N, config=..., archive=...
+        middleware=[ChainsumMiddleware("openai:gpt-4.1-mini", trigger=("fraction", 0.8), keep=("messages", 20))],
     )
 
-It takes `ContextManager`'s keyword arguments (``config``, ``model`` or ``context_window``, ``summarizers``,
-``strategy``, ``provider``, ``archive``, ``session``, ``on_event``, ...) or a ready ``manager=``, and works two ways:
+LangChain's arguments keep LangChain's meaning (issue 33): ``model`` is the summarization model (its profile's
+``max_input_tokens`` the window), ``trigger`` / ``keep`` LangChain's sizes (the middleware checks the trigger and
+compacts with ``force``; `chainsum.integrations._langchain_args` reads them), ``summary_prompt``,
+``trim_tokens_to_summarize`` (chainsum's summarizer input cap), ``token_counter``, and ``summarizer`` LangChain's
+protocol (a chat model or its name, or a runnable or function handed the messages). A failing model raises its own
+error with the state untouched, as LangChain's does, unless ``fail_open=True``; every summary call is tagged
+``nostream`` and marked internal, so it never reaches the agent's stream. ``docs/integrations.md`` has the migration
+table (what differs). Beside them it takes `ContextManager`'s keyword arguments (``config``, ``context_window``,
+``summarizers``, ``strategy``, ``provider``, ``archive``, ``session``, ``on_event``, ...; chainsum's window table is
+``window_model=``) or a ready ``manager=``, and works two ways:
 
 - ``mode="state"`` (the default, what ``SummarizationMiddleware`` does): ``before_model`` / ``abefore_model`` compact
   the agent's saved messages, answering with ``RemoveMessage(REMOVE_ALL_MESSAGES)`` and the new list, so the
@@ -18,11 +26,8 @@ It takes `ContextManager`'s keyword arguments (``config``, ``model`` or ``contex
 - ``mode="request"``: the saved messages are never touched; ``wrap_model_call`` / ``awrap_model_call`` hand the
   model a compacted copy through ``request.override(messages=...)``.
 
-The summaries can come from the agent's own kind of model: ``summarizer=`` takes a LangChain chat model (any
-``BaseChatModel``: ``ChainsumMiddleware(context_window=..., summarizer=ChatOpenAI(model="gpt-4.1-mini"))``), or
-`model_summarizer` with LangChain's ``"provider:model"`` string (``init_chat_model``). A plain string keeps
-chainsum's meaning (``"extractive"``, ``"openai:gpt-4.1-mini"`` for chainsum's own OpenAI summarizer); see
-`chainsum.integrations._summarizer` for the rule, the fallback and the usage reported.
+chainsum's own summarizers (its specs, ``transcript -> summary`` callables, `model_summarizer`) go in
+``summarizers=[...]``; see `chainsum.integrations._summarizer` for the fallback and the usage reported.
 
 Either way the originals of everything compacted are in chainsum's archive (``middleware.archive``, shared by every
 thread of the agent; ``archive.expand(record_id)`` gives them back, and `to_objects` turns them into LangChain
@@ -49,38 +54,74 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import replace
 from operator import is_
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from .._sync import run_sync
 from ..chain import is_record_message
+from ..errors import SummarizerError
 from ..formats._base import native
 from ..formats.langchain import from_object, to_objects
-from ..manager import ContextManager, ObjectReader, Prepared, ToolTokens, is_recall_message
+from ..manager import (
+    ContextManager,
+    ManagerConfig,
+    ObjectReader,
+    Prepared,
+    ToolTokens,
+    context_window,
+    is_recall_message,
+)
 from ..messages import Message
 from ..store import Archive, MemoryArchive
-from ..summarize import SummarizerUsage
+from ..summarize import SummarizerLike, call_summarizer, render_transcript
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import TokenCounter, json_tokens
 from ._common import make_manager, require
-from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
+from ._summarizer import ModelSummarizer, take_summarizer
 
 require("langchain.agents.middleware", package="langchain", extra="langchain")
 
 from langchain.agents.middleware import AgentMiddleware, AgentState  # noqa: E402
 from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import (  # noqa: E402
-    AIMessage,
     AnyMessage,
     BaseMessage,
-    HumanMessage,
     RemoveMessage,
-    SystemMessage,
 )
+from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
 from langchain_core.runnables import Runnable  # noqa: E402
+from langchain_core.runnables.base import coerce_to_runnable  # noqa: E402
 from langchain_core.tools import BaseTool  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 from langgraph.graph.message import REMOVE_ALL_MESSAGES  # noqa: E402  # pyright: ignore[reportMissingTypeStubs]
+
+from ._langchain_args import (  # noqa: E402
+    DEFAULT_KEEP,
+    DEFAULT_TRIM,
+    NO_WINDOW,
+    Clause,
+    LangChainCounter,
+    Size,
+    Trigger,
+    calling,
+    chat_model,
+    chat_name,
+    chat_summarizer,
+    check_prompt,
+    copy_trigger,
+    deprecated,
+    langchain_config,
+    marked,
+    messages_summarizer,
+    model_provider,
+    parse_keep,
+    parse_trigger,
+    profile_window,
+    reported_tokens,
+    user_error,
+)
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import ModelRequest, ModelResponse
@@ -96,36 +137,13 @@ Mode = Literal["state", "request"]
 def model_summarizer(
     model: BaseChatModel | Runnable[Any, Any] | str, *, system_prompt: str = DEFAULT_SYSTEM_PROMPT
 ) -> ModelSummarizer:
-    """A LangChain chat model as chainsum's summarizer: ``model.ainvoke([SystemMessage, HumanMessage])`` with
-    chainsum's system prompt and framed transcript; its ``usage_metadata`` is reported. A string is LangChain's
-    ``"provider:model"`` (``init_chat_model``, which needs that provider's LangChain package), the explicit way to
-    use LangChain's naming where ``summarizer="..."`` means chainsum's."""
-    chat: Runnable[Any, Any]
-    if isinstance(model, str):
-        from langchain.chat_models import init_chat_model
-
-        chat = init_chat_model(model)
-        name = f"langchain:{model}"
-    else:
-        chat = model
-        name = f"langchain:{type(model).__name__}"
-
-    async def call(system: str, transcript: str) -> ModelReply:
-        reply: object = await chat.ainvoke([SystemMessage(system), HumanMessage(transcript)])
-        if not isinstance(reply, BaseMessage):
-            return ModelReply(None)  # a runnable answering something else: no text
-        usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
-        counted = (
-            None
-            if usage is None
-            else SummarizerUsage(input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"])
-        )
-        refusal = reply.additional_kwargs.get("refusal")  # OpenAI's refusal, as langchain-openai carries it
-        if reply.response_metadata.get("finish_reason") == "content_filter":
-            refusal = refusal or "content filter"
-        return ModelReply(str(reply.text), counted, refusal if isinstance(refusal, str) and refusal else None)
-
-    return ModelSummarizer(name=name, call=call, model=chat, system_prompt=system_prompt)
+    """A LangChain chat model as chainsum's summarizer, for ``summarizers=[...]`` or `chainsum.compact`:
+    ``model.ainvoke([SystemMessage, HumanMessage])`` with chainsum's system prompt and framed transcript, tagged so
+    it never reaches an agent's stream; its ``usage_metadata`` is reported. A string is LangChain's
+    ``"provider:model"`` (``init_chat_model``, which needs that provider's LangChain package)."""
+    chat = chat_model(model, "model")
+    name = f"langchain:{model}" if isinstance(model, str) else chat_name(chat)
+    return chat_summarizer(cast(Runnable[Any, Any], chat), name, system_prompt, None)
 
 
 def _adapt(model: object) -> ModelSummarizer | None:
@@ -196,10 +214,11 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     `mode`: ``"state"`` compacts the saved messages, ``"request"`` only what the model receives. `reserved_tokens`:
     room kept free besides the system prompt and the tools (the answer, if your window counts it). `count_tools`:
     count the tool definitions bound to the model against the window (default True). `max_threads`: how many
-    conversations keep a manager in memory. ``summarizer=``: a LangChain chat model to write the summaries, a
-    chainsum summarizer spec string, or a callable (then the extractive fallback; `model_summarizer` for
-    LangChain's ``"provider:model"`` strings). Every other keyword argument is `ContextManager`'s (or pass
-    ``manager=``)."""
+    conversations keep a manager in memory. `model`, `trigger`, `keep`, `token_counter`, `summary_prompt`,
+    `trim_tokens_to_summarize`, `summarizer` and the deprecated `max_tokens_before_summary` / `messages_to_keep`:
+    LangChain's ``SummarizationMiddleware`` arguments, with its meaning. `fail_open`: chainsum's extractive summary
+    when the model fails, instead of raising. `window_model`: a model name for chainsum's window table. Every other
+    keyword argument is `ContextManager`'s (or pass ``manager=``)."""
 
     def __new__(cls, *args: Any, mode: Mode = "state", **kwargs: Any) -> ChainsumMiddleware:
         """In request mode, an instance of `_RequestOnly`: LangChain adds a graph node for every middleware whose
@@ -208,7 +227,18 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
 
     def __init__(
         self,
+        model: BaseChatModel | Runnable[Any, Any] | str | None = None,
         *,
+        trigger: object = None,
+        keep: tuple[str, float] = ("messages", DEFAULT_KEEP),
+        token_counter: Callable[[Iterable[Any]], int] = count_tokens_approximately,
+        summary_prompt: str | None = None,
+        trim_tokens_to_summarize: int | None = DEFAULT_TRIM,
+        summarizer: object = None,
+        max_tokens_before_summary: int | None = None,
+        messages_to_keep: int | None = None,
+        fail_open: bool = False,
+        window_model: str | None = None,
         mode: Mode = "state",
         manager: ContextManager | None = None,
         reserved_tokens: int = 0,
@@ -221,27 +251,145 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             raise ValueError(f"mode must be 'state' or 'request', got {mode!r}")
         if "format" in kwargs:
             raise TypeError("the LangChain middleware reads LangChain messages; format= does not apply")
+        trigger, keep = deprecated(trigger, keep, max_tokens_before_summary, messages_to_keep)
         self.mode: Mode = mode
         self.reserved_tokens = reserved_tokens
         self.count_tools = count_tools
         self.max_threads = max_threads
+        self.fail_open = fail_open
+        self.model: BaseChatModel | Runnable[Any, Any] | None = chat_model(model, "model")
+        """LangChain's ``model``: the summarization model (a string resolved with ``init_chat_model``); its
+        profile's ``max_input_tokens`` is the window when none is given."""
+        self.trigger: object = copy_trigger(trigger)
+        """LangChain's ``trigger`` as given (copied)."""
+        self.trigger_clauses: list[Clause] = parse_trigger(self.trigger)
+        """The trigger as OR-ed AND clauses (``[{"messages": 5}, {"tokens": 2000, "messages": 10}]``)."""
+        self.keep: Size = parse_keep(keep)
+        self.summary_prompt: str = summary_prompt if summary_prompt is not None else DEFAULT_SYSTEM_PROMPT
+        """The prompt the summarization model gets: chainsum's system prompt unless one with ``{messages}`` was
+        given (then sent as the human message, the transcript in place of ``{messages}``)."""
+        if summary_prompt is not None:
+            check_prompt(summary_prompt)
+        self.trim_tokens_to_summarize = trim_tokens_to_summarize
+        self._token_counter = token_counter
+        self.summarizer: Runnable[Any, Any] | None = None
+        """LangChain's ``summarizer`` when it replaces the model call (a runnable, a function made one); None when
+        a chat model (or ``model``) writes the summaries."""
         self._kwargs = dict(kwargs)
-        take_summarizer(
-            self._kwargs, _adapt, "LangChain", fail_open=True
-        )  # once: every thread's manager shares the summarizers
         self._prefix: str | None = kwargs.get("session")
         self._single: ContextManager | None = None
         if manager is not None:
+            if self._langchain_given(model, trigger, keep, summarizer, summary_prompt):
+                raise TypeError("pass either manager= or the LangChain arguments (model, trigger, ...), not both")
             self._single = make_manager(manager, self._kwargs)  # raises when given ContextManager's arguments too
+            self.window: int | None = manager.window
         else:
+            self.window = self._window_of(window_model)
+            self._configure(summarizer, summary_prompt)
             self._kwargs.pop("session", None)
             self._kwargs.setdefault("archive", MemoryArchive())
             make_manager(None, {**self._kwargs, "session": self.session_of(None)})  # bad arguments fail here
+        if any("fraction" in c for c in self.trigger_clauses) or self.keep[0] == "fraction":
+            if self.window is None:
+                raise ValueError(
+                    "Model profile information is required to use fractional token limits, and is unavailable "
+                    "for the specified model: give the model a profile with max_input_tokens, or context_window="
+                )
+        self._trigger = Trigger(self.trigger_clauses, self.window)
         self.archive: Archive = self._single.archive if self._single is not None else self._kwargs["archive"]
         """The archive every thread's originals go to."""
         self._threads: OrderedDict[str, _Thread] = OrderedDict()
         self._lock = threading.Lock()
         self._tools = ToolTokens(_tool_tokens)
+
+    # LangChain's arguments -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _langchain_given(*values: object) -> bool:
+        model, trigger, keep, summarizer, prompt = values
+        return any(v is not None for v in (model, trigger, summarizer, prompt)) or keep != ("messages", DEFAULT_KEEP)
+
+    def _window_of(self, window_model: str | None) -> int | None:
+        """The window the trigger's fractions and chainsum's own guard read: ``context_window=``, else chainsum's
+        table for ``window_model=``, else the model's profile (``max_input_tokens``, as LangChain reads it)."""
+        given = self._kwargs.get("context_window")
+        if given is not None:
+            return int(given)
+        if window_model is not None:
+            self._kwargs["model"] = window_model  # ContextManager's name for it
+            return context_window(window_model)
+        profiled = profile_window(self.model)
+        if profiled is not None:
+            self._kwargs["context_window"] = profiled
+        return profiled
+
+    def _configure(self, summarizer: object, summary_prompt: str | None) -> None:
+        """Map LangChain's arguments onto chainsum's (the migration table in ``docs/integrations.md``)."""
+        kwargs = self._kwargs
+        if self._token_counter is not count_tokens_approximately:
+            kwargs.setdefault("counter", LangChainCounter(self._token_counter))
+        base = kwargs.get("config")
+        config: ManagerConfig = base if isinstance(base, ManagerConfig) else ManagerConfig.from_env()
+        # LangChain's defaults apply where LangChain's arguments are used (a model or a trigger), not under a
+        # chainsum configuration that only names a summarizer
+        drop_in = self.model is not None or bool(self.trigger_clauses)
+        keep = self.keep if drop_in or self.keep != ("messages", DEFAULT_KEEP) else None
+        trim = self.trim_tokens_to_summarize
+        config = langchain_config(
+            config, self.trigger_clauses, keep, trim if drop_in or trim != DEFAULT_TRIM else "chainsum", self.window
+        )
+        if self.window is None and (self.model is not None or self.trigger_clauses):
+            # LangChain measures no window then: only its trigger compacts (chainsum's own guard has none to keep)
+            kwargs["context_window"] = NO_WINDOW
+            if not self.trigger_clauses:
+                config = replace(config, enabled=False)  # LangChain's trigger=None: never
+        kwargs["config"] = config
+        # chainsum's summarizers= given beside model=: they write the summaries, the model is the profile only (as
+        # LangChain's summarizer= leaves it)
+        mine = summarizer is None and kwargs.get("summarizers") is not None
+        writer = None if mine else self._writer(summarizer, summary_prompt)
+        if writer is not None:
+            kwargs["summarizer"] = writer
+        take_summarizer(kwargs, _adapt, "LangChain", fail_open=self.fail_open)
+
+    def _writer(self, summarizer: object, summary_prompt: str | None) -> ModelSummarizer | None:
+        """The summarizer LangChain's arguments name: `summarizer` (a chat model or its name prompted like
+        ``model``; a runnable or function handed the messages), else ``model``; None: chainsum's own."""
+        if summarizer is None:
+            if self.model is None:
+                return None
+            return chat_summarizer(self.model, chat_name(self.model), DEFAULT_SYSTEM_PROMPT, summary_prompt)
+        if isinstance(summarizer, str | BaseChatModel):
+            chat = chat_model(summarizer, "summarizer")
+            return chat_summarizer(
+                cast(Runnable[Any, Any], chat), chat_name(chat), DEFAULT_SYSTEM_PROMPT, summary_prompt
+            )
+        if isinstance(summarizer, ModelSummarizer):
+            return summarizer
+        if isinstance(summarizer, Runnable) or callable(summarizer):
+            runnable: Runnable[Any, Any] = coerce_to_runnable(cast(Any, summarizer))
+            self.summarizer = runnable
+            return messages_summarizer(runnable, f"langchain:{type(cast(object, summarizer)).__name__}")
+        raise TypeError(
+            "summarizer= takes a LangChain chat model, a 'provider:model' name, a Runnable or a function "
+            f"messages -> str; got {type(summarizer).__name__}"
+        )
+
+    @property
+    def token_counter(self) -> Callable[[Iterable[Any]], int]:
+        """LangChain's ``token_counter(messages) -> int``; its default (``count_tokens_approximately``) means
+        chainsum's own counter. Assigning one applies to the conversations that start after it."""
+        return self._token_counter
+
+    @token_counter.setter
+    def token_counter(self, counter: Callable[[Iterable[Any]], int]) -> None:
+        self._token_counter = counter
+        if self._single is None:
+            if counter is count_tokens_approximately:
+                self._kwargs.pop("counter", None)
+            else:
+                self._kwargs["counter"] = LangChainCounter(counter)
+            with self._lock:
+                self._threads.clear()
 
     @property
     def name(self) -> str:
@@ -302,6 +450,8 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
                 original = originals.get(output[k].id)
                 if odd and original is not None:
                     obj = obj.model_copy(update={key: getattr(original, key) for key in odd})
+                elif is_record_message(output[k]):
+                    obj = marked(obj)
                 out[k] = obj
         done = cast(list[BaseMessage], out)
         thread.written = {id(m): (m, o) for m, o in zip(output, done, strict=True) if reader.origin(m) is None}
@@ -326,6 +476,11 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         if not prepared.recalled:
             return prepared.messages
         return [m for m in prepared.messages if not is_recall_message(m)]
+
+    @staticmethod
+    def _unchanged(thread: _Thread, read: list[Message]) -> None:
+        """State mode, nothing compacted: the model call that follows sends this read as it is."""
+        thread.stash = (read, read, thread.system, thread.reserved)
 
     def _state_update(self, thread: _Thread, read: list[Message], prepared: Prepared[Any]) -> dict[str, Any] | None:
         kept = self._kept(prepared)
@@ -381,22 +536,113 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return cast(list[AnyMessage], self._objects(thread, output))
 
     # the hooks -----------------------------------------------------------------------------------------------------
+    def _force(self, thread: _Thread, objects: Sequence[BaseMessage], read: Sequence[Message]) -> bool:
+        """Whether LangChain's trigger is met (then chainsum compacts now, whatever its own trigger says)."""
+        if not self.trigger_clauses:
+            return False
+        if self._token_counter is count_tokens_approximately:
+            return self._trigger.fires(
+                len(objects), lambda: thread.manager.counter.count_messages(read), self._reported(objects)
+            )
+        return self.trigger_fires(objects)
+
+    def _force_view(self, thread: _Thread, objects: Sequence[BaseMessage], view: Sequence[Message]) -> bool:
+        """Request mode: whether LangChain's trigger is met by the history the model would be sent now."""
+        if not self.trigger_clauses:
+            return False
+        if self._token_counter is count_tokens_approximately:
+            tokens = thread.manager.counter.count_messages
+            return self._trigger.fires(len(view), lambda: tokens(view), self._reported(objects))
+        counter = self._token_counter
+        return self._trigger.fires(len(view), lambda: int(counter(to_objects(list(view)))), self._reported(objects))
+
+    def trigger_fires(self, messages: Sequence[BaseMessage], tokens: int | None = None) -> bool:
+        """Whether LangChain's `trigger` is met by `messages` (`tokens`: their count, when known; else
+        `token_counter` counts them, or chainsum's own counter for LangChain's default one). A met trigger makes the
+        next model call compact; chainsum's own window guard acts besides."""
+        if not self.trigger_clauses:
+            return False
+
+        def counted() -> int:
+            if tokens is not None:
+                return tokens
+            if self._token_counter is count_tokens_approximately:
+                return self.manager_for(None).counter.count_messages(self._readable(messages))
+            return int(self._token_counter(messages))
+
+        return self._trigger.fires(len(messages), counted, self._reported(messages))
+
+    def _reported(self, messages: Sequence[BaseMessage]) -> int | None:
+        return reported_tokens(messages, model_provider(self.model))
+
+    def _prepare_sync(
+        self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
+    ) -> Prepared[Any] | None:
+        """The manager's answer (None: unchanged, the summary refused as not smaller), with LangChain's trigger as
+        ``force`` and what the summarizer calls need to know in context. In request mode the trigger reads what the
+        model would be sent (the state keeps growing there: read on it, a met trigger would compact every call)."""
+        manager = thread.manager
+        with calling(sync=True, objects=objects, read=read):
+            try:
+                if self.mode == "state":
+                    force = self._force(thread, objects, read)
+                    return manager.prepare_sync(read, system=system, reserved_tokens=reserved, force=force)
+                prepared = manager.prepare_sync(read, system=system, reserved_tokens=reserved)
+                if not self._force_view(thread, objects, prepared.messages):
+                    return prepared
+                return manager.prepare_sync(read, system=system, reserved_tokens=reserved, force=True)
+            except SummarizerError as exc:
+                self._failed(thread, read, exc)
+                return None
+
+    async def _prepare(
+        self, thread: _Thread, objects: Sequence[Any], read: list[Message], system: Message | None, reserved: int
+    ) -> Prepared[Any] | None:
+        """The manager's answer (None: unchanged, the summary refused as not smaller), with LangChain's trigger as
+        ``force`` and what the summarizer calls need to know in context. In request mode the trigger reads what the
+        model would be sent (the state keeps growing there: read on it, a met trigger would compact every call)."""
+        manager = thread.manager
+        with calling(sync=False, objects=objects, read=read):
+            try:
+                if self.mode == "state":
+                    force = self._force(thread, objects, read)
+                    return await manager.prepare(read, system=system, reserved_tokens=reserved, force=force)
+                prepared = await manager.prepare(read, system=system, reserved_tokens=reserved)
+                if not self._force_view(thread, objects, prepared.messages):
+                    return prepared
+                return await manager.prepare(read, system=system, reserved_tokens=reserved, force=True)
+            except SummarizerError as exc:
+                self._failed(thread, read, exc)
+                return None
+
+    @staticmethod
+    def _failed(thread: _Thread, read: list[Message], error: SummarizerError) -> None:
+        """A compaction that raised: the user's model's (or summarizer's) own error is raised, as LangChain lets it
+        propagate, the state untouched. A summary chainsum's check refused as not smaller than what it replaced is
+        not the model failing: the history goes on unchanged, as when there is nothing to gain."""
+        if error.kind != "too_long" or error.__cause__ is not None:
+            raise user_error(error) from None
+        logger.debug("session=<%s> | summary not smaller than its span; history unchanged", thread.manager.session)
+
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """State mode: compact the saved messages (a no-op in request mode)."""
+        """State mode: compact the saved messages (a no-op in request mode). When the user's model or summarizer
+        fails, its error is raised with the state untouched (``fail_open=True``: chainsum's fallback instead)."""
         if self.mode != "state":
             return None
         thread = self._thread(self._thread_id(runtime))
-        read = thread.read = thread.reader.read(state["messages"])
-        prepared = thread.manager.prepare_sync(read, system=thread.system, reserved_tokens=thread.reserved)
-        return self._state_update(thread, read, prepared)
+        objects = state["messages"]
+        read = thread.read = thread.reader.read(objects)
+        prepared = self._prepare_sync(thread, objects, read, thread.system, thread.reserved)
+        return self._unchanged(thread, read) if prepared is None else self._state_update(thread, read, prepared)
 
     async def abefore_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.mode != "state":
             return None
         thread = self._thread(self._thread_id(runtime))
-        read = thread.read = thread.reader.read(state["messages"])
-        prepared = await thread.manager.prepare(read, system=thread.system, reserved_tokens=thread.reserved)
-        return self._state_update(thread, read, prepared)
+        objects = state["messages"]
+        read = thread.read = thread.reader.read(objects)
+        prepared = await self._prepare(thread, objects, read, thread.system, thread.reserved)
+        return self._unchanged(thread, read) if prepared is None else self._state_update(thread, read, prepared)
 
     def wrap_model_call(
         self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -408,7 +654,8 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         read = thread.reader.read(request.messages)
         output = self._stashed(thread, read, system, reserved)
         if output is None:
-            output = thread.manager.prepare_sync(read, system=system, reserved_tokens=reserved).messages
+            prepared = self._prepare_sync(thread, request.messages, read, system, reserved)
+            output = read if prepared is None else prepared.messages
         return handler(self._request(thread, request, read, output))
 
     async def awrap_model_call(
@@ -419,10 +666,43 @@ class ChainsumMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         read = thread.reader.read(request.messages)
         output = self._stashed(thread, read, system, reserved)
         if output is None:
-            output = (await thread.manager.prepare(read, system=system, reserved_tokens=reserved)).messages
+            prepared = await self._prepare(thread, request.messages, read, system, reserved)
+            output = read if prepared is None else prepared.messages
         return await handler(self._request(thread, request, read, output))
 
-    # for callers -----------------------------------------------------------------------------------------------------
+    # for callers ---------------------------------------------------------------------------------------------------
+    async def summarize(self, messages: Sequence[BaseMessage]) -> str:
+        """A summary of `messages` written now by the summarizers a compaction uses (the user's model first; an
+        error of it raised as a compaction raises it, unless ``fail_open``): for a caller that wants one outside a
+        compaction, or to check a summarizer before an agent runs."""
+        with calling(sync=False, objects=messages, read=self._readable(messages)):
+            return await self._summary(self._readable(messages))
+
+    def summarize_sync(self, messages: Sequence[BaseMessage]) -> str:
+        """`summarize` from synchronous code: the user's model and runnable are called with ``invoke``."""
+        read = self._readable(messages)
+        with calling(sync=True, objects=messages, read=read):
+            return run_sync(lambda: self._summary(read))
+
+    @staticmethod
+    def _readable(messages: Sequence[BaseMessage]) -> list[Message]:
+        return [from_object(m) for m in messages]
+
+    async def _summary(self, read: Sequence[Message]) -> str:
+        if not read:
+            raise ValueError("summarize() needs at least one message")
+        transcript = render_transcript(read)
+        last: SummarizerError | None = None
+        for summarizer in self.manager_for(None).summarizers:
+            try:
+                return await call_summarizer(cast("SummarizerLike", summarizer), transcript)
+            except SummarizerError as exc:
+                last = exc
+                if not self.fail_open:
+                    raise user_error(exc) from None
+        raise last if last is not None else SummarizerError("no summarizer configured", kind="invalid")
+
+    # -----------------------------------------------------------------------------------------------------
     def expand(self, record_id: str) -> list[BaseMessage]:
         """The LangChain messages a summary record replaced, from the archive (each verified by its SHA-256)."""
         expand: Callable[[str], list[Message]] | None = getattr(self.archive, "expand", None)
