@@ -39,8 +39,11 @@ What the SDK does that this module answers (read in openai-agents 0.24's source 
   output yet are *pending* (a tool awaiting approval: the SDK stores the call and adds its output when the run is
   resumed) and are left as they are. Compaction itself never separates a call from its output.
 - The protocol check needs ``session_id`` and ``session_settings``; ``get_items(limit)`` returns the latest N items
-  (of the compacted history, starting where no output is separated from its call); the Runner also reads short
-  tails this way to check its own writes, which the compacted store answers as it holds them.
+  of the compacted history, exactly as the SDK's own sessions count them (its tests hold every session to that:
+  0 is none, a negative limit all); a cut that leaves an output without its call is the Runner's to mend, and it
+  does (it drops such an output); `latest` is the cut that never separates them, for callers of their own. The
+  Runner also reads short tails this way to check its own writes, which the compacted store answers as it holds
+  them.
 - Recall (archived originals relevant to the newest user message, `ManagerConfig.recall_token_ratio`) is per
   request: only the filter, which sees the newest user message, adds it; the session never stores it.
 
@@ -67,6 +70,8 @@ import asyncio
 import inspect
 import logging
 import operator
+import threading
+from collections import deque
 from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -414,6 +419,62 @@ async def _finish(awaitable: Awaitable[_T]) -> _T:
     return task.result()
 
 
+class _SessionLock:
+    """One session's operations one at a time, from any thread and event loop, first come first served.
+
+    The SDK's own sessions may be shared by threads each running its own event loop (its tests drive a
+    `SQLiteSession` from three ``asyncio.run`` at once), and an `asyncio.Lock` belongs to one loop: a waiter of
+    another loop is never woken. Here a waiter waits on a future of its own loop, and the holder hands the lock over
+    by scheduling the grant on the waiter's loop (``call_soon_threadsafe``); a waiter cancelled after the hand-over
+    passes the lock on, so a cancelled run never keeps it."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._held = False
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+
+    async def __aenter__(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._guard:
+            if not self._held:
+                self._held = True
+                return
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((loop, waiter))
+        try:
+            await waiter
+        except BaseException:
+            with self._guard:
+                queued = (loop, waiter) in self._waiters
+                if queued:
+                    self._waiters.remove((loop, waiter))
+            if not queued and waiter.done() and not waiter.cancelled():
+                self._release()  # granted, then cancelled before running: pass it on
+            raise  # (granted to a cancelled future: `_grant` passes it on)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        while True:
+            with self._guard:
+                if not self._waiters:
+                    self._held = False
+                    return
+                loop, waiter = self._waiters.popleft()
+            try:
+                loop.call_soon_threadsafe(self._grant, waiter)
+                return
+            except RuntimeError:  # that waiter's loop is closed: the next one
+                continue
+
+    def _grant(self, waiter: asyncio.Future[None]) -> None:
+        if waiter.cancelled():
+            self._release()
+        else:
+            waiter.set_result(None)
+
+
 # --- reading and writing the SDK's items ----------------------------------------------------------------------------
 
 
@@ -567,7 +628,8 @@ class ChainsumSession:
         """What the latest `get_items` prepared (its event, records, token counts)."""
         self.rewrites = 0
         """How many times the wrapped session's items were replaced by their compacted form."""
-        self._lock = asyncio.Lock()
+        self._serial = _SessionLock()
+        """Its operations one at a time (a compaction rewrites the store between a read and a write)."""
         self._filter: ChainsumInputFilter | None = None
         self._reader = _Reader()
 
@@ -582,24 +644,26 @@ class ChainsumSession:
 
     # the Session protocol ----------------------------------------------------------------------------------------
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The compacted history (the newest `limit` items of it, or `session_settings.limit`'s), compacting and
-        writing back first when it is over the trigger."""
-        async with self._lock:
+        """The compacted history (the newest `limit` items of it, or `session_settings.limit`'s, counted as the
+        SDK's sessions count them), compacting and writing back first when it is over the trigger."""
+        async with self._serial:
             items = await self._compacted()
         n = resolve_session_limit(limit, self.session_settings)
-        return list(items) if n is None else latest(items, n)
+        if n is None or n < 0:  # SQLite's reading of a negative limit, which the SDK keeps: all
+            return list(items)
+        return list(items[-n:]) if n else []
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        async with self._lock:
+        async with self._serial:
             await self.underlying_session.add_items(items)
 
     async def pop_item(self) -> TResponseInputItem | None:
-        async with self._lock:
+        async with self._serial:
             return await self.underlying_session.pop_item()
 
     async def clear_session(self) -> None:
         """Clear the wrapped session (chainsum's archive keeps what it archived)."""
-        async with self._lock:
+        async with self._serial:
             await self.underlying_session.clear_session()
             self.last = None
 
