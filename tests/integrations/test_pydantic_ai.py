@@ -467,6 +467,40 @@ def test_manager_keyword_arguments_or_a_manager() -> None:
     assert isinstance(cap, ChainsumCapability) and cap.get_serialization_name() is None
 
 
+@pytest.mark.parametrize("form", ["with the run context", "without it", "called by a processor of the user's"])
+def test_a_processor_with_or_without_the_run_context(form: str) -> None:
+    """pydantic-ai's two processor forms: ``ProcessHistory(history)`` (the first parameter is a ``RunContext``, so
+    it passes the context), ``ProcessHistory(history.process)`` (messages only), and the history called by a
+    processor of the user's with the messages alone. Each compacts the same long history inside the window."""
+    events: list[ManagerEvent] = []
+    history = _history(1500, events)
+    processor: Any
+    if form == "with the run context":
+        processor = history
+    elif form == "without it":
+        processor = history.process
+    else:
+
+        async def mine(messages: list[ModelMessage]) -> list[ModelMessage]:
+            return await history(messages)  # type: ignore[call-overload]  # the untyped callers' way
+
+        processor = mine
+    received: list[int] = []
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        received.append(len(messages))
+        return ModelResponse(parts=[TextPart("ok")])
+
+    given: list[ModelMessage] = []
+    for i in range(12):
+        given.append(ModelRequest(parts=[UserPromptPart(f"Question {i} about src/mod_{i}.py. " + "detail " * 60)]))
+        given.append(ModelResponse(parts=[TextPart(f"Answer {i}: f_{i} computes {i}. " + "because " * 60)]))
+    agent = Agent(FunctionModel(answer), capabilities=[ProcessHistory(processor)])
+    result = asyncio.run(agent.run("One more question.", message_history=given))
+    assert result.output == "ok" and received and received[0] < len(given) + 1
+    assert any(isinstance(e, SummarizationEvent) for e in events)
+
+
 def _big_tools() -> list[Tool[None]]:
     def unused(**_: Any) -> str:
         return "unused"

@@ -39,8 +39,11 @@ What the SDK does that this module answers (read in openai-agents 0.24's source 
   output yet are *pending* (a tool awaiting approval: the SDK stores the call and adds its output when the run is
   resumed) and are left as they are. Compaction itself never separates a call from its output.
 - The protocol check needs ``session_id`` and ``session_settings``; ``get_items(limit)`` returns the latest N items
-  (of the compacted history, starting where no output is separated from its call); the Runner also reads short
-  tails this way to check its own writes, which the compacted store answers as it holds them.
+  of the compacted history, exactly as the SDK's own sessions count them (its tests hold every session to that:
+  0 is none, a negative limit all); a cut that leaves an output without its call is the Runner's to mend, and it
+  does (it drops such an output); `latest` is the cut that never separates them, for callers of their own. The
+  Runner also reads short tails this way to check its own writes, which the compacted store answers as it holds
+  them.
 - Recall (archived originals relevant to the newest user message, `ManagerConfig.recall_token_ratio`) is per
   request: only the filter, which sees the newest user message, adds it; the session never stores it.
 
@@ -64,8 +67,11 @@ One instance serves one conversation: its `ContextManager` holds that conversati
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import operator
+import threading
+from collections import deque
 from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -95,7 +101,7 @@ try:
         SQLiteSession,
         TResponseInputItem,
     )
-    from agents.memory.session_settings import resolve_session_limit
+    from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
     from agents.run_config import CallModelData, ModelInputData
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise MissingDependencyError("openai-agents", "openai-agents") from exc
@@ -142,6 +148,9 @@ def model_summarizer(model: Model | str, *, system_prompt: str = DEFAULT_SYSTEM_
     instructions, the framed transcript as the input, no tools, no tracing; the output text parts make the summary
     (a refusal part is a refusal) and the response's usage is reported. A string is a model name as the SDK takes
     it (``"gpt-4.1-mini"``, ``"litellm/anthropic/claude-haiku-4-5"``), resolved by its ``MultiProvider``."""
+    given = cast(object, model)  # typed callers are checked by their type checker; the others here
+    if not isinstance(given, Model | str):
+        raise TypeError(f"model_summarizer() takes an Agents SDK Model or a model name; got {type(given).__name__}")
     if isinstance(model, str):
         from agents.models.multi_provider import MultiProvider
 
@@ -191,8 +200,47 @@ def _classify(exc: BaseException) -> SummarizerError | None:
     return None
 
 
+_MODEL_METHODS = ("get_response", "stream_response")
+_SESSION_METHODS = ("get_items", "add_items", "pop_item", "clear_session")
+
+
+def _poses_as_model(value: object) -> bool:
+    """An object with an Agents SDK ``Model``'s methods that is not one (a test double such as
+    ``unittest.mock.Mock()`` has every attribute): called as a chainsum summarizer it would answer something that
+    is not a summary at the first compaction, rather than be refused now."""
+    return all(callable(getattr(value, m, None)) for m in _MODEL_METHODS)
+
+
 def _adapt(model: object) -> ModelSummarizer | None:
-    return model_summarizer(model) if isinstance(model, Model) else None
+    if isinstance(model, Model):
+        return model_summarizer(model)
+    if _poses_as_model(model):
+        raise TypeError(f"summarizer= has an Agents SDK Model's methods but is a {type(model).__name__}, not one")
+    return None
+
+
+def _check_session(value: object) -> Session:
+    """`value` if it is a session the Runner can use (the `Session` protocol, its four methods coroutines, as the
+    Runner awaits them), else a one-line `TypeError`."""
+    methods = [getattr(value, m, None) for m in _SESSION_METHODS]
+    if not isinstance(value, Session) or not all(inspect.iscoroutinefunction(m) for m in methods):
+        raise TypeError(
+            "underlying_session= takes an Agents SDK Session (session_id and async get_items, add_items, pop_item, "
+            f"clear_session); got {type(value).__name__}"
+        )
+    return value
+
+
+def _check_manager_arguments(manager: object, kwargs: Mapping[str, Any]) -> None:
+    """One-line errors, at once, for the objects an Agents SDK user may pass where chainsum takes something else."""
+    if manager is not None and not isinstance(manager, ContextManager):
+        raise TypeError(f"manager= takes a chainsum ContextManager; got {type(manager).__name__}")
+    model = kwargs.get("model")
+    if model is not None and not isinstance(model, str):
+        raise TypeError(
+            f"model= is a model name for the context window (such as 'gpt-4.1'); got {type(model).__name__} (an "
+            "Agents SDK model that writes the summaries goes in summarizer=)"
+        )
 
 
 # --- the history's tool structure --------------------------------------------------------------------------------
@@ -371,6 +419,62 @@ async def _finish(awaitable: Awaitable[_T]) -> _T:
     return task.result()
 
 
+class _SessionLock:
+    """One session's operations one at a time, from any thread and event loop, first come first served.
+
+    The SDK's own sessions may be shared by threads each running its own event loop (its tests drive a
+    `SQLiteSession` from three ``asyncio.run`` at once), and an `asyncio.Lock` belongs to one loop: a waiter of
+    another loop is never woken. Here a waiter waits on a future of its own loop, and the holder hands the lock over
+    by scheduling the grant on the waiter's loop (``call_soon_threadsafe``); a waiter cancelled after the hand-over
+    passes the lock on, so a cancelled run never keeps it."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._held = False
+        self._waiters: deque[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = deque()
+
+    async def __aenter__(self) -> None:
+        loop = asyncio.get_running_loop()
+        with self._guard:
+            if not self._held:
+                self._held = True
+                return
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append((loop, waiter))
+        try:
+            await waiter
+        except BaseException:
+            with self._guard:
+                queued = (loop, waiter) in self._waiters
+                if queued:
+                    self._waiters.remove((loop, waiter))
+            if not queued and waiter.done() and not waiter.cancelled():
+                self._release()  # granted, then cancelled before running: pass it on
+            raise  # (granted to a cancelled future: `_grant` passes it on)
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        while True:
+            with self._guard:
+                if not self._waiters:
+                    self._held = False
+                    return
+                loop, waiter = self._waiters.popleft()
+            try:
+                loop.call_soon_threadsafe(self._grant, waiter)
+                return
+            except RuntimeError:  # that waiter's loop is closed: the next one
+                continue
+
+    def _grant(self, waiter: asyncio.Future[None]) -> None:
+        if waiter.cancelled():
+            self._release()
+        else:
+            waiter.set_result(None)
+
+
 # --- reading and writing the SDK's items ----------------------------------------------------------------------------
 
 
@@ -462,18 +566,23 @@ class ChainsumSession:
     Takes `ContextManager`'s keyword arguments (``config``, ``context_window`` or ``model``, ``summarizers``,
     ``archive``, ``on_event``, ``session``, ...) or a ready ``manager=`` (made for `Message` objects: without
     ``format=``), and ``summarizer=``: an Agents SDK ``Model`` to write the summaries, a chainsum summarizer spec
-    string, or a callable (then the extractive fallback; `model_summarizer` for the SDK's model names).
+    string, or a callable (`model_summarizer` for the SDK's model names). When that summarizer fails, `get_items`
+    raises (`chainsum.errors.SummarizerError`), so the Runner does: the wrapped session untouched (nothing
+    rewritten, nothing archived), and the manager's `SummarizationFailedEvent` says ``aborted``; ``fail_open=True``
+    is chainsum's way instead (its extractive summarizer writes the summary, the event lists the failure).
 
     Args:
         session_id: The session's id, as the SDK uses it (and chainsum's archive key unless ``session=`` is given).
         underlying_session: The session that stores the items; default a new `SQLiteSession` at `db_path`.
         db_path: Where the default `SQLiteSession` keeps its items (``":memory:"``: nowhere after the process).
-        session_settings: The SDK's settings; a ``limit`` makes the Runner read the newest N items only, after
+        session_settings: The SDK's settings (a `SessionSettings` or its dict, as `SQLiteSession` takes them); a
+            ``limit`` makes `get_items()` without a limit, and so the Runner, read the newest N items only, after
             compaction (not needed: chainsum budgets in tokens).
         instructions: The agent's instructions, sent with every request but never seen by a session: counted
             against the window.
         reserved_tokens: More room the session must leave: tool definitions, the next user message, the tool
             steps a run adds (or use `input_filter` too, which sees them).
+        fail_open: Follow a failing ``summarizer=`` by chainsum's extractive summarizer instead of raising.
     """
 
     session_settings: SessionSettings | None
@@ -484,21 +593,33 @@ class ChainsumSession:
         underlying_session: Session | None = None,
         *,
         db_path: str | Path = ":memory:",
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | Mapping[str, Any] | None = None,
         instructions: str | None = None,
         reserved_tokens: int = 0,
+        fail_open: bool = False,
         manager: ContextManager | None = None,
         **manager_kwargs: Any,
     ) -> None:
+        if not isinstance(cast(object, session_id), str):
+            raise TypeError(f"session_id must be a string; got {type(session_id).__name__}")
+        _check_manager_arguments(manager, manager_kwargs)
         self.session_id = session_id
-        self.session_settings = session_settings if session_settings is not None else SessionSettings()
+        self.session_settings = (
+            coerce_session_settings(
+                dict(session_settings) if isinstance(session_settings, Mapping) else session_settings
+            )
+            if session_settings is not None
+            else SessionSettings()
+        )
         self._owns_underlying = underlying_session is None
         self.underlying_session: Session = (
-            underlying_session if underlying_session is not None else SQLiteSession(session_id, db_path)
+            _check_session(underlying_session) if underlying_session is not None else SQLiteSession(session_id, db_path)
         )
         self.instructions = instructions
         self.reserved_tokens = check_budget(reserved_tokens, "reserved_tokens") or 0
-        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK", fail_open=True)
+        self.fail_open = fail_open
+        """Whether a failing summarizer is followed by chainsum's extractive one (else `get_items` raises)."""
+        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK", fail_open=fail_open)
         if manager is None:
             manager_kwargs.setdefault("session", session_id)
         self.manager: ContextManager = make_manager(manager, manager_kwargs)
@@ -507,7 +628,8 @@ class ChainsumSession:
         """What the latest `get_items` prepared (its event, records, token counts)."""
         self.rewrites = 0
         """How many times the wrapped session's items were replaced by their compacted form."""
-        self._lock = asyncio.Lock()
+        self._serial = _SessionLock()
+        """Its operations one at a time (a compaction rewrites the store between a read and a write)."""
         self._filter: ChainsumInputFilter | None = None
         self._reader = _Reader()
 
@@ -522,24 +644,26 @@ class ChainsumSession:
 
     # the Session protocol ----------------------------------------------------------------------------------------
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The compacted history (the newest `limit` items of it, or `session_settings.limit`'s), compacting and
-        writing back first when it is over the trigger."""
-        async with self._lock:
+        """The compacted history (the newest `limit` items of it, or `session_settings.limit`'s, counted as the
+        SDK's sessions count them), compacting and writing back first when it is over the trigger."""
+        async with self._serial:
             items = await self._compacted()
         n = resolve_session_limit(limit, self.session_settings)
-        return list(items) if n is None else latest(items, n)
+        if n is None or n < 0:  # SQLite's reading of a negative limit, which the SDK keeps: all
+            return list(items)
+        return list(items[-n:]) if n else []
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
-        async with self._lock:
+        async with self._serial:
             await self.underlying_session.add_items(items)
 
     async def pop_item(self) -> TResponseInputItem | None:
-        async with self._lock:
+        async with self._serial:
             return await self.underlying_session.pop_item()
 
     async def clear_session(self) -> None:
         """Clear the wrapped session (chainsum's archive keeps what it archived)."""
-        async with self._lock:
+        async with self._serial:
             await self.underlying_session.clear_session()
             self.last = None
 
@@ -624,7 +748,8 @@ class ChainsumInputFilter:
     The agent's function tools and handoffs are counted against the window when `count_tools` (hosted and MCP tools
     are not: reserve room for them with `reserved_tokens`). Takes `ContextManager`'s keyword arguments or
     ``manager=``; pass ``session=`` (the conversation's key in the archive) when one archive serves several.
-    ``summarizer=`` is as for `ChainsumSession`: an Agents SDK ``Model``, a chainsum spec string, or a callable.
+    ``summarizer=`` and ``fail_open=`` are as for `ChainsumSession`: when the summarizer fails the filter raises,
+    so the run does (the SDK's rule for a ``call_model_input_filter`` that raises), unless ``fail_open=True``.
     """
 
     def __init__(
@@ -632,10 +757,13 @@ class ChainsumInputFilter:
         *,
         reserved_tokens: int = 0,
         count_tools: bool = True,
+        fail_open: bool = False,
         manager: ContextManager | None = None,
         **manager_kwargs: Any,
     ) -> None:
-        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK", fail_open=True)
+        _check_manager_arguments(manager, manager_kwargs)
+        take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK", fail_open=fail_open)
+        self.fail_open = fail_open
         self.manager: ContextManager = make_manager(manager, manager_kwargs)
         self.reserved_tokens = check_budget(reserved_tokens, "reserved_tokens") or 0
         self.count_tools = count_tools

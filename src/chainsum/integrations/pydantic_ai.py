@@ -109,6 +109,11 @@ def model_summarizer(
     one request: chainsum's system prompt and the framed transcript, no tools. An ``Agent`` is run with the
     transcript as its prompt and the system prompt added to its own instructions (its tools and output type are its
     own: it should answer text). The usage pydantic-ai reports is reported."""
+    given = cast(object, model)  # typed callers are checked by their type checker; the others here
+    if not isinstance(given, Model | Agent | str):
+        raise TypeError(
+            f"model_summarizer() takes a pydantic-ai Model, an Agent or a model name; got {type(model).__name__}"
+        )
     if isinstance(model, Agent):
         agent: Agent[Any, Any] = model
         name = f"pydantic-ai:agent:{agent.name or type(agent.model).__name__}"
@@ -157,9 +162,25 @@ def _classify(exc: BaseException) -> SummarizerError | None:
     return None
 
 
+_MODEL_METHODS = ("request", "request_stream")
+_AGENT_METHODS = ("run", "run_stream")
+
+
+def _posing(value: object) -> str | None:
+    """What a non-pydantic-ai object passed where a model goes poses as (a test double such as
+    ``unittest.mock.Mock()`` has every attribute): None for anything else. Called as a chainsum summarizer it would
+    answer something that is not a summary, or hang, at the first compaction rather than now."""
+    for role, methods in (("Model", _MODEL_METHODS), ("Agent", _AGENT_METHODS)):
+        if all(callable(getattr(value, m, None)) for m in methods):
+            return role
+    return None
+
+
 def _adapt(model: object) -> ModelSummarizer | None:
     if isinstance(model, Model | Agent):
         return model_summarizer(cast("Model | Agent[Any, Any]", model))
+    if (role := _posing(model)) is not None:
+        raise TypeError(f"summarizer= has a pydantic-ai {role}'s methods but is a {type(model).__name__}, not one")
     return None
 
 
@@ -184,18 +205,37 @@ class _Expandable(Protocol):
 class ChainsumHistory:
     """A pydantic-ai history processor backed by a `ContextManager`: ``ProcessHistory(ChainsumHistory(...))``.
 
-    Takes `ContextManager`'s keyword arguments (``config``, ``context_window`` or ``model``, ``summarizers``,
-    ``archive``, ``session``, ``on_event``, ``provider``, ...), or ``manager=`` an existing one.
-    ``reserved_tokens`` is room taken by something the processor cannot see (fixed instructions given some other
-    way); `ChainsumCapability` counts tool definitions and instructions itself. ``summarizer=``: a pydantic-ai
-    ``Model`` or ``Agent`` to write the summaries, a chainsum summarizer spec string, or a callable (then the
-    extractive fallback; `model_summarizer` for pydantic-ai's model names).
+    Takes `ContextManager`'s keyword arguments (``config``, ``context_window`` or ``model`` (a model name, for the
+    window), ``summarizers``, ``archive``, ``session``, ``on_event``, ``provider``, ...), or ``manager=`` an existing
+    one. ``reserved_tokens`` is room taken by something the processor cannot see (fixed instructions given some
+    other way); `ChainsumCapability` counts tool definitions and instructions itself. ``summarizer=``: a pydantic-ai
+    ``Model`` or ``Agent`` to write the summaries, a chainsum summarizer spec string, or a callable
+    (`model_summarizer` for pydantic-ai's model names).
+
+    When that summarizer fails, the processor raises (`chainsum.errors.SummarizerError`), as any history processor
+    that raises does in pydantic-ai: the run raises, its history untouched (nothing archived), and the manager's
+    `SummarizationFailedEvent` says ``aborted``. ``fail_open=True`` is chainsum's way instead: its extractive
+    summarizer writes the summary the model could not, and the event lists the failure.
+
+    A processor with or without the run context: ``ProcessHistory(history)`` passes it (the first parameter is a
+    ``RunContext``, and the run's tool definitions are counted), ``ProcessHistory(history.process)`` does not;
+    a processor of the user's may call either (`process`, or the history with the messages alone).
     """
 
-    def __init__(self, *, manager: ContextManager | None = None, reserved_tokens: int = 0, **kwargs: Any) -> None:
-        take_summarizer(kwargs, _adapt, "pydantic-ai", fail_open=True)
+    def __init__(
+        self,
+        *,
+        manager: ContextManager | None = None,
+        reserved_tokens: int = 0,
+        fail_open: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        _check_arguments(manager, kwargs)
+        take_summarizer(kwargs, _adapt, "pydantic-ai", fail_open=fail_open)
         self.manager: ContextManager = make_manager(manager, kwargs)
         self.reserved_tokens = reserved_tokens
+        self.fail_open = fail_open
+        """Whether a failing summarizer is followed by chainsum's extractive one (else it raises)."""
         self.last: Prepared[Any] | None = None
         """What the latest `prepare` returned (its event, records and token counts)."""
         self._reader: ObjectReader[ModelMessage] = ObjectReader(_convert, snapshot=_parts, recheck=_RECHECK)
@@ -215,8 +255,19 @@ class ChainsumHistory:
         self, ctx: RunContext[Any], messages: list[ModelMessage] | None = None
     ) -> list[ModelMessage] | ChainsumCapability:
         """As a history processor (``ProcessHistory`` calls it with the run context and the messages): the history
-        to send. Called with the run context alone, pydantic-ai took it for a capability factory (it was put
-        straight into ``capabilities=``): the capability that does the same, more exactly."""
+        to send. Called with the messages alone (a processor of the user's calling this one): the same, without
+        the run's tool definitions to count. Called with the run context alone, pydantic-ai took it for a capability
+        factory (it was put straight into ``capabilities=``): the capability that does the same, more exactly.
+
+        The first parameter is annotated ``RunContext`` because that is how ``ProcessHistory`` decides to pass the
+        context."""
+        first: object = ctx
+        if isinstance(first, list):
+            return await self.process(
+                cast(list[ModelMessage], first),
+                system=_latest_instructions(cast(list[ModelMessage], first)),
+                reserved_tokens=self.reserved_tokens,
+            )
         if messages is None:
             return ChainsumCapability(self)
         tools: list[ToolDefinition] = []
@@ -287,6 +338,18 @@ class ChainsumHistory:
         if not isinstance(archive, _Expandable):
             raise TypeError(f"{type(archive).__name__} cannot expand summary records")
         return wire.dump_messages(archive.expand(summary_id))
+
+
+def _check_arguments(manager: object, kwargs: dict[str, Any]) -> None:
+    """One-line errors, at once, for the objects a pydantic-ai user may pass where chainsum takes something else."""
+    if manager is not None and not isinstance(manager, ContextManager):
+        raise TypeError(f"manager= takes a chainsum ContextManager; got {type(manager).__name__}")
+    model = kwargs.get("model")
+    if model is not None and not isinstance(model, str):
+        raise TypeError(
+            f"model= is a model name for the context window (such as 'gpt-4o'); got {type(model).__name__} (a "
+            "pydantic-ai model that writes the summaries goes in summarizer=)"
+        )
 
 
 def _tool_tokens(tools: Sequence[ToolDefinition], counter: TokenCounter) -> int:
