@@ -14,14 +14,16 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
+import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 from chainsum.server import archive_server
 from chainsum.store import SQLiteStore
 from chainsum.testing import FakeLLMServer
-from server.server_support import chat, proxy
+from server.server_support import ADMIN_TOKEN, chat, proxy
 
 KEYS = {"alice": "sk-alice-1", "bob": "sk-bob-2"}
 
@@ -121,3 +123,41 @@ async def _stdio(params: StdioServerParameters) -> tuple[set[str], list[dict[str
         listed = await client.list_tools()
         answer = await client.call_tool("list_sessions", {})
     return {t.name for t in listed.tools}, result(answer)
+
+
+async def _over_http(url: str, token: str, other: str = "none") -> tuple[set[str], list[dict[str, Any]], Any]:
+    async with httpx2.AsyncClient(headers={"authorization": f"Bearer {token}"}) as http:
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            listed = await client.list_tools()
+            sessions = result(await client.call_tool("list_sessions", {}))
+            records = await client.call_tool("list_records", {"session": other})
+    return {t.name for t in listed.tools}, sessions, records
+
+
+def test_chainsum_serve_answers_mcp_at_slash_mcp_scoped_by_each_requests_key(
+    fake: FakeLLMServer, tmp_path: Path
+) -> None:
+    """Streamable HTTP under ``chainsum serve``: the admin token sees every session, a client's key its own only,
+    a request without a key is refused with the session API's 401."""
+    store = SQLiteStore(tmp_path / "chainsum.db")
+    try:
+        with proxy(fake, store, context_window=1500) as p:
+            for who, key in KEYS.items():
+                body = {"model": "gpt-4o", "messages": chat(30)}
+                headers = {"authorization": f"Bearer {key}", "x-chainsum-session": f"{who}-orders"}
+                r = httpx.post(p.url + "/v1/chat/completions", json=body, headers=headers, timeout=30)
+                assert r.headers["x-chainsum-summarized"] == "true"
+            url = p.url + "/mcp"
+            tools, everyone, _ = asyncio.run(_over_http(url, ADMIN_TOKEN))
+            assert {"list_sessions", "list_records", "search_archive", "expand_record"} <= tools
+            assert sorted(r["label"] for r in everyone) == ["alice-orders", "bob-orders"]
+            bobs = next(r["session"] for r in everyone if r["label"] == "bob-orders")
+            _, _, seen = asyncio.run(_over_http(url, KEYS["bob"], bobs))
+            assert result(seen)  # bob reads his own records
+            _, alices, refused = asyncio.run(_over_http(url, KEYS["alice"], bobs))
+            assert [r["label"] for r in alices] == ["alice-orders"]
+            assert refused.is_error and "no session" in refused.content[0].text  # bob's reads as missing to alice
+            bare = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=10)
+            assert bare.status_code == 401 and "missing API token" in bare.text
+    finally:
+        store.close()

@@ -7,8 +7,6 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-import pytest
-
 HERE = Path(__file__).parent
 DOCS = HERE.parents[1] / "docs" / "integrations.md"
 TABLES = sorted(HERE.glob("*/shim_known.py"))
@@ -23,16 +21,14 @@ def _known(path: Path) -> dict[str, str]:
     return known
 
 
-def test_every_framework_has_a_table() -> None:
-    assert {p.parent.name for p in TABLES} >= {"langchain", "strands"}
-
-
-@pytest.mark.parametrize("table", TABLES, ids=lambda p: p.parent.name)
-def test_every_listed_test_is_in_the_docs_with_a_one_line_reason(table: Path) -> None:
+def test_every_listed_test_is_in_the_docs_with_a_one_line_reason() -> None:
+    assert {p.parent.name for p in TABLES} == {"langchain", "strands", "pydantic_ai", "openai_agents"}
     docs = DOCS.read_text(encoding="utf-8")
-    known = _known(table)
-    assert known, f"{table}: an empty table"
-    for nodeid, why in known.items():
-        name = nodeid.split("::")[-1].split("[")[0]
-        assert f"`{name}" in docs, f"{nodeid} is listed in {table.name} but not in docs/integrations.md"
-        assert why.strip() and "\n" not in why.strip(), f"{nodeid}: the reason must be one line"
+    listed = 0
+    for table in TABLES:
+        for nodeid, why in _known(table).items():  # empty where every test of the framework's passes
+            name = nodeid.split("::")[-1].split("[")[0]
+            assert f"`{name}" in docs, f"{nodeid} is listed in {table} but not in docs/integrations.md"
+            assert why.strip() and "\n" not in why.strip(), f"{nodeid}: the reason must be one line"
+            listed += 1
+    assert listed > 0  # LangChain's and Strands' tables list the tests their algorithms fail by design

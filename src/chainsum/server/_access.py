@@ -31,13 +31,14 @@ import hmac
 import logging
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from fastapi import Request
 
+from ..store import SqlStore
 from ._errors import ProxyError, api_error, provider_error
 from ._identity import credential_scope
 from ._settings import ServerSettings
@@ -103,15 +104,20 @@ def client_scopes(secret: str) -> frozenset[str]:
 def caller_of(request: Request) -> Caller:
     """The session API's dependency: the admin token, else a client's own key, else 401 (see the module
     docstring). The token is compared in constant time; a key is only hashed."""
-    settings = state_of(request).settings
+    state = state_of(request)
+    return caller_from(state.settings, state.store, request.headers)
+
+
+def caller_from(settings: ServerSettings, store: SqlStore, headers: Mapping[str, str]) -> Caller:
+    """`caller_of` for any request's `headers` (the MCP endpoint's too), against `settings` and `store`."""
     if settings.no_auth:
         return ADMIN
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    scheme, _, value = headers.get("authorization", "").partition(" ")
     bearer = value.strip() if scheme.lower() == "bearer" else ""
     token = settings.api_token
     if token and bearer and hmac.compare_digest(bearer.encode(), token.encode()):
         return ADMIN
-    secret = bearer or request.headers.get("x-api-key", "").strip()
+    secret = bearer or headers.get("x-api-key", "").strip()
     if not secret:
         raise ProxyError(
             401,
@@ -122,7 +128,7 @@ def caller_of(request: Request) -> Caller:
     scopes = client_scopes(secret)
     # A key with no session here is refused rather than shown an empty list: a mistyped admin token then reads as
     # wrong (the page asks again), and a key learns nothing it could not learn by making a session.
-    if not any(Caller(admin=False, scopes=scopes).owns(i.session) for i in state_of(request).store.sessions()):
+    if not any(Caller(admin=False, scopes=scopes).owns(i.session) for i in store.sessions()):
         raise ProxyError(
             401,
             "unknown API token: neither this server's token nor the key of a client with a session here",

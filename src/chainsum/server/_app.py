@@ -18,6 +18,7 @@ from typing import Any, cast
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.routing import Route
 
 from ..manager import AnySummarizer
 from ..store import SQLiteStore, SqlStore
@@ -28,6 +29,7 @@ from ._body import Bodies
 from ._errors import ProxyError, api_error, provider_error
 from ._front import ChainsumApp
 from ._hub import EventHub
+from ._mcp import ArchiveEndpoint
 from ._metrics import Metrics
 from ._proxy import direct as proxy_direct
 from ._proxy import routes as proxy_routes
@@ -95,6 +97,7 @@ def create_app(
     """The app. `store`, `summarizers` and `counter` replace what the settings would make (tests,
     and embedding the proxy in an app of one's own); a given `store` is not closed by the app."""
     settings = closed_by_default(settings or ServerSettings.from_env())
+    archive = ArchiveEndpoint()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncGenerator[None]:
@@ -127,7 +130,8 @@ def create_app(
                 settings.anthropic_upstream,
             )
             try:
-                yield
+                async with archive.running(app.state.chainsum):
+                    yield
             finally:
                 await sessions.stop()
                 # the requests in flight have ended (uvicorn waits for them); a preparation cut off from its request
@@ -170,6 +174,8 @@ def create_app(
     app.open_front_door(settings, proxy_direct)
     redact_access_log()
     app.router.routes.extend(proxy_routes)
+    # the archive over MCP (streamable HTTP), scoped per request as the session API is (`_mcp.ArchiveEndpoint`)
+    app.router.routes.append(Route("/mcp", archive, methods=["GET", "POST", "DELETE"], include_in_schema=False))
     app.include_router(api)
     app.include_router(open_routes)
     _mount_root(app)
