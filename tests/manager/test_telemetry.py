@@ -20,29 +20,30 @@ from chainsum.manager import _telemetry as telemetry
 from chainsum.testing import ScriptedSummarizer
 from manager.manager_support import SYSTEM, Dict, make, turn
 
-_EXPORTER = InMemorySpanExporter()
 
-
-def _provider() -> TracerProvider:
-    """The process's SDK tracer provider with the in-memory exporter on it: set here, or the one another test (a
-    framework's own telemetry) set first, which then gets the exporter too."""
+def _exporter() -> InMemorySpanExporter:
+    """The in-memory exporter on the process's SDK tracer provider: set here, or on the one another test (a
+    framework's own telemetry) set first. It is kept on the provider, so every module that asks (this one is imported
+    again by the proxy's telemetry test) gets the same one."""
     current = trace.get_tracer_provider()
     if not isinstance(current, TracerProvider):
         trace.set_tracer_provider(TracerProvider())
         current = trace.get_tracer_provider()
     assert isinstance(current, TracerProvider)
-    if not getattr(current, "_chainsum_test_exporter", False):
-        current.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        current._chainsum_test_exporter = True  # type: ignore[attr-defined]
-    return current
+    exporter = getattr(current, "_chainsum_test_exporter", None)
+    if not isinstance(exporter, InMemorySpanExporter):
+        exporter = InMemorySpanExporter()
+        current.add_span_processor(SimpleSpanProcessor(exporter))
+        current._chainsum_test_exporter = exporter  # type: ignore[attr-defined]
+    return exporter
 
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
-    _provider()
-    _EXPORTER.clear()
-    yield _EXPORTER
-    _EXPORTER.clear()
+    exporter = _exporter()
+    exporter.clear()
+    yield exporter
+    exporter.clear()
 
 
 def _history(n: int = 30) -> list[Dict]:
