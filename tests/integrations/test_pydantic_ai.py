@@ -496,7 +496,9 @@ def test_a_processor_with_or_without_the_run_context(form: str) -> None:
         given.append(ModelRequest(parts=[UserPromptPart(f"Question {i} about src/mod_{i}.py. " + "detail " * 60)]))
         given.append(ModelResponse(parts=[TextPart(f"Answer {i}: f_{i} computes {i}. " + "because " * 60)]))
     agent = Agent(FunctionModel(answer), capabilities=[ProcessHistory(processor)])
-    result = asyncio.run(agent.run("One more question.", message_history=given))
+    # on the module's loop (`event_loop_for_run_sync`): `asyncio.run` would leave the thread with no current loop,
+    # and pydantic-ai's next `run_sync` would make one that is never closed
+    result = asyncio.get_event_loop().run_until_complete(agent.run("One more question.", message_history=given))
     assert result.output == "ok" and received and received[0] < len(given) + 1
     assert any(isinstance(e, SummarizationEvent) for e in events)
 
