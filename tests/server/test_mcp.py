@@ -28,17 +28,22 @@ from server.server_support import ADMIN_TOKEN, chat, proxy
 KEYS = {"alice": "sk-alice-1", "bob": "sk-bob-2"}
 
 
+def converse(url: str) -> None:
+    """One conversation of each client, compacted through the proxy at `url`."""
+    for who, key in KEYS.items():
+        body = {"model": "gpt-4o", "messages": chat(30)}
+        headers = {"authorization": f"Bearer {key}", "x-chainsum-session": f"{who}-orders"}
+        r = httpx.post(url + "/v1/chat/completions", json=body, headers=headers, timeout=30)
+        assert r.status_code == 200 and r.headers["x-chainsum-summarized"] == "true", r.text
+
+
 @pytest.fixture
 def filled(tmp_path: Path, fake: FakeLLMServer) -> Iterator[SQLiteStore]:
     """A store holding one compacted conversation of each client."""
     store = SQLiteStore(tmp_path / "chainsum.db")
     try:
         with proxy(fake, store, context_window=1500) as p:
-            for who, key in KEYS.items():
-                body = {"model": "gpt-4o", "messages": chat(30)}
-                headers = {"authorization": f"Bearer {key}", "x-chainsum-session": f"{who}-orders"}
-                r = httpx.post(p.url + "/v1/chat/completions", json=body, headers=headers, timeout=30)
-                assert r.status_code == 200 and r.headers["x-chainsum-summarized"] == "true", r.text
+            converse(p.url)
         yield store
     finally:
         store.close()
@@ -142,11 +147,7 @@ def test_chainsum_serve_answers_mcp_at_slash_mcp_scoped_by_each_requests_key(
     store = SQLiteStore(tmp_path / "chainsum.db")
     try:
         with proxy(fake, store, context_window=1500) as p:
-            for who, key in KEYS.items():
-                body = {"model": "gpt-4o", "messages": chat(30)}
-                headers = {"authorization": f"Bearer {key}", "x-chainsum-session": f"{who}-orders"}
-                r = httpx.post(p.url + "/v1/chat/completions", json=body, headers=headers, timeout=30)
-                assert r.headers["x-chainsum-summarized"] == "true"
+            converse(p.url)
             url = p.url + "/mcp"
             tools, everyone, _ = asyncio.run(_over_http(url, ADMIN_TOKEN))
             assert {"list_sessions", "list_records", "search_archive", "expand_record"} <= tools

@@ -4,13 +4,14 @@ from the keyword arguments the integration was given (so each takes exactly `Con
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 from ..errors import MissingDependencyError
 from ..manager import ContextManager, ManagerConfig
 
-__all__ = ["make_manager", "require"]
+__all__ = ["check_manager_arguments", "make_manager", "require"]
 
 
 def require(module: str, *, package: str, extra: str) -> ModuleType:
@@ -37,3 +38,17 @@ def make_manager(
     if kwargs.get("config") is None:
         kwargs["config"] = ManagerConfig.from_env()  # SUMMARIZATION_* (and .env), as the CLI and the server read
     return ContextManager(**kwargs)
+
+
+def check_manager_arguments(manager: object, kwargs: Mapping[str, Any], *, framework: str, example: str) -> None:
+    """One-line errors, at once, for the objects a `framework` user may pass where chainsum takes something else:
+    a `manager=` that is no `ContextManager`, a model object as ``model=`` (a model name for the window, such as
+    `example`; the framework's model that writes the summaries goes in ``summarizer=``)."""
+    if manager is not None and not isinstance(manager, ContextManager):
+        raise TypeError(f"manager= takes a chainsum ContextManager; got {type(manager).__name__}")
+    model = kwargs.get("model")
+    if model is not None and not isinstance(model, str):
+        raise TypeError(
+            f"model= is a model name for the context window (such as {example!r}); got {type(model).__name__} (the "
+            f"{framework} model that writes the summaries goes in summarizer=)"
+        )

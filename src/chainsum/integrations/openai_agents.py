@@ -84,7 +84,7 @@ from ..messages import Message
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import TokenCounter, json_tokens
-from ._common import make_manager
+from ._common import check_manager_arguments, make_manager
 from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
 try:
@@ -229,18 +229,6 @@ def _check_session(value: object) -> Session:
             f"clear_session); got {type(value).__name__}"
         )
     return value
-
-
-def _check_manager_arguments(manager: object, kwargs: Mapping[str, Any]) -> None:
-    """One-line errors, at once, for the objects an Agents SDK user may pass where chainsum takes something else."""
-    if manager is not None and not isinstance(manager, ContextManager):
-        raise TypeError(f"manager= takes a chainsum ContextManager; got {type(manager).__name__}")
-    model = kwargs.get("model")
-    if model is not None and not isinstance(model, str):
-        raise TypeError(
-            f"model= is a model name for the context window (such as 'gpt-4.1'); got {type(model).__name__} (an "
-            "Agents SDK model that writes the summaries goes in summarizer=)"
-        )
 
 
 # --- the history's tool structure --------------------------------------------------------------------------------
@@ -602,7 +590,7 @@ class ChainsumSession:
     ) -> None:
         if not isinstance(cast(object, session_id), str):
             raise TypeError(f"session_id must be a string; got {type(session_id).__name__}")
-        _check_manager_arguments(manager, manager_kwargs)
+        check_manager_arguments(manager, manager_kwargs, framework="Agents SDK", example="gpt-4.1")
         self.session_id = session_id
         self.session_settings = (
             coerce_session_settings(
@@ -761,7 +749,7 @@ class ChainsumInputFilter:
         manager: ContextManager | None = None,
         **manager_kwargs: Any,
     ) -> None:
-        _check_manager_arguments(manager, manager_kwargs)
+        check_manager_arguments(manager, manager_kwargs, framework="Agents SDK", example="gpt-4.1")
         take_summarizer(manager_kwargs, _adapt, "OpenAI Agents SDK", fail_open=fail_open)
         self.fail_open = fail_open
         self.manager: ContextManager = make_manager(manager, manager_kwargs)

@@ -66,7 +66,7 @@ from ..messages import Message
 from ..summarize import SummarizerUsage
 from ..summarize.llm import DEFAULT_SYSTEM_PROMPT
 from ..tokens import TokenCounter, json_tokens
-from ._common import make_manager
+from ._common import check_manager_arguments, make_manager
 from ._summarizer import ModelReply, ModelSummarizer, take_summarizer
 
 try:
@@ -230,7 +230,7 @@ class ChainsumHistory:
         fail_open: bool = False,
         **kwargs: Any,
     ) -> None:
-        _check_arguments(manager, kwargs)
+        check_manager_arguments(manager, kwargs, framework="pydantic-ai", example="gpt-4o")
         take_summarizer(kwargs, _adapt, "pydantic-ai", fail_open=fail_open)
         self.manager: ContextManager = make_manager(manager, kwargs)
         self.reserved_tokens = reserved_tokens
@@ -338,18 +338,6 @@ class ChainsumHistory:
         if not isinstance(archive, _Expandable):
             raise TypeError(f"{type(archive).__name__} cannot expand summary records")
         return wire.dump_messages(archive.expand(summary_id))
-
-
-def _check_arguments(manager: object, kwargs: dict[str, Any]) -> None:
-    """One-line errors, at once, for the objects a pydantic-ai user may pass where chainsum takes something else."""
-    if manager is not None and not isinstance(manager, ContextManager):
-        raise TypeError(f"manager= takes a chainsum ContextManager; got {type(manager).__name__}")
-    model = kwargs.get("model")
-    if model is not None and not isinstance(model, str):
-        raise TypeError(
-            f"model= is a model name for the context window (such as 'gpt-4o'); got {type(model).__name__} (a "
-            "pydantic-ai model that writes the summaries goes in summarizer=)"
-        )
 
 
 def _tool_tokens(tools: Sequence[ToolDefinition], counter: TokenCounter) -> int:
